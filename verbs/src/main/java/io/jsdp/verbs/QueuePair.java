@@ -1,0 +1,79 @@
+package io.jsdp.verbs;
+
+/**
+ * A reliable-connected queue pair ({@code struct ibv_qp}), created through {@link CmId#createQueuePair}
+ * in {@link QpState#INIT}; the connection manager moves it to RTR and RTS when the connection is
+ * established.
+ *
+ * <p>Posting is a hot path: the post methods allocate nothing, never throw for a bad request and
+ * return an {@link Errno} code as {@code ibv_post_send} does. A post to a queue pair in
+ * {@link QpState#ERROR} is accepted and completed at once with {@link WcStatus#WR_FLUSH_ERR}.
+ */
+public interface QueuePair extends AutoCloseable {
+
+    /**
+     * The queue-pair number, unique on its device.
+     *
+     * @return the number
+     */
+    int qpNumber();
+
+    /**
+     * The current state.
+     *
+     * @return the state
+     */
+    QpState state();
+
+    /**
+     * Posts a send-queue request ({@code ibv_post_send}).
+     *
+     * @param request the request; copied, so it may be reused as soon as the call returns
+     * @return {@link Errno#OK}; {@link Errno#EINVAL} before RTS, for more entries than
+     *     {@link QueuePairAttributes#maxSendSge()}, inline data longer than
+     *     {@link QueuePairAttributes#maxInlineData()} or an opcode the device does not support;
+     *     {@link Errno#ENOMEM} when {@link QueuePairAttributes#maxSendWr()} requests are outstanding
+     */
+    int postSend(SendWorkRequest request);
+
+    /**
+     * Posts a receive-queue request ({@code ibv_post_recv}).
+     *
+     * @param request the request; copied, so it may be reused as soon as the call returns
+     * @return {@link Errno#OK}; {@link Errno#EINVAL} in RESET or for too many entries;
+     *     {@link Errno#ENOMEM} when {@link QueuePairAttributes#maxRecvWr()} receives are posted
+     */
+    int postRecv(ReceiveWorkRequest request);
+
+    /**
+     * Moves the queue pair to {@link QpState#ERROR} (flushing everything outstanding) or to
+     * {@link QpState#RESET} (discarding everything, no completions) and from RESET to INIT.
+     * The INIT → RTR → RTS moves belong to the connection manager.
+     *
+     * @param target ERROR, RESET or INIT
+     * @throws VerbsException {@link Errno#EINVAL} for any other move
+     */
+    void modify(QpState target) throws VerbsException;
+
+    /**
+     * The attributes the queue pair was created with.
+     *
+     * @return the attributes (a copy)
+     */
+    QueuePairAttributes attributes();
+
+    /**
+     * The protection domain.
+     *
+     * @return the domain
+     */
+    ProtectionDomain protectionDomain();
+
+    /**
+     * Destroys the queue pair ({@code ibv_destroy_qp}). Outstanding requests vanish without
+     * completions; a connected peer's later requests fail with {@link WcStatus#RETRY_EXC_ERR}.
+     * Idempotent.
+     */
+    @Override
+    void close();
+}
