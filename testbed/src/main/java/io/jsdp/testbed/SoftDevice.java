@@ -1,0 +1,257 @@
+package io.jsdp.testbed;
+
+import io.jsdp.ras.ResourceTracker;
+import io.jsdp.ras.Trace;
+import io.jsdp.ras.TraceComponent;
+import io.jsdp.ras.TraceLevel;
+import io.jsdp.verbs.CmEventChannel;
+import io.jsdp.verbs.CmId;
+import io.jsdp.verbs.CompletionChannel;
+import io.jsdp.verbs.CompletionQueue;
+import io.jsdp.verbs.DeviceCapabilities;
+import io.jsdp.verbs.DeviceMemory;
+import io.jsdp.verbs.Errno;
+import io.jsdp.verbs.ProtectionDomain;
+import io.jsdp.verbs.RdmaDevice;
+import io.jsdp.verbs.VerbsException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A SoftRdma device: the verbs port implemented in software, in the way NTRDMA (seed 003) implements
+ * RDMA objects over plain memory copies. Data moves when a request is executed, normally in the
+ * posting thread, straight into the peer's registered memory; completions appear in the completion
+ * queues, which the owner polls. One agent thread per device runs what must happen later: RNR and
+ * transport retries, delayed operations, connect timeouts.
+ *
+ * <p>This class works inside one JVM (the in-JVM fabric); devices opened in the same JVM reach each
+ * other as hosts on one network.
+ */
+public final class SoftDevice implements RdmaDevice {
+    static final TraceComponent TRACE = Trace.component("device");
+    private static final AtomicInteger DEVICE_NUMBERS = new AtomicInteger();
+    private static final DeviceCapabilities CAPABILITIES =
+        new DeviceCapabilities(16_384, 16, 1_024, 1 << 20, Integer.MAX_VALUE, false);
+
+    private final String name;
+    private final InJvmFabric fabric;
+    private final ResourceTracker tracker;
+    private final SoftFaults faults = new SoftFaults();
+    final MemoryRegionTable memoryRegions = new MemoryRegionTable();
+    /** Runs retries, delayed operations and timeouts; one thread, created with the device. */
+    private final ScheduledThreadPoolExecutor agent;
+    /** Every open object, so close() can release what the application left open. */
+    private final Set<SoftObject> live = ConcurrentHashMap.newKeySet();
+    private volatile boolean open = true;
+
+    private SoftDevice(InJvmFabric fabric, ResourceTracker.Level leakDetection) {
+        this.name = "soft" + DEVICE_NUMBERS.getAndIncrement();
+        this.fabric = fabric;
+        this.tracker = new ResourceTracker(name, leakDetection);
+        String agentName = "jsdp-" + name + "-agent";
+        this.agent = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, agentName);
+            t.setDaemon(true);
+            return t;
+        });
+        agent.setRemoveOnCancelPolicy(true);
+        agent.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+    }
+
+    /**
+     * Opens a device on the in-JVM fabric, with the leak detection {@code jsdp.leakDetection} sets.
+     *
+     * @return the device
+     */
+    public static SoftDevice open() {
+        return open(ResourceTracker.configuredLevel());
+    }
+
+    /**
+     * Opens a device on the in-JVM fabric with the given leak detection.
+     *
+     * @param leakDetection how closely to track its objects
+     * @return the device
+     */
+    public static SoftDevice open(ResourceTracker.Level leakDetection) {
+        SoftDevice d = new SoftDevice(InJvmFabric.INSTANCE, leakDetection);
+        if (TRACE.on(TraceLevel.RARE)) {
+            TRACE.record(TraceLevel.RARE, "device.open", d.name.hashCode());
+        }
+        return d;
+    }
+
+    /**
+     * The device's fault-injection knobs.
+     *
+     * @return the faults
+     */
+    public SoftFaults faults() {
+        return faults;
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public String provider() {
+        return SoftRdmaProvider.NAME;
+    }
+
+    @Override
+    public DeviceCapabilities capabilities() {
+        return CAPABILITIES;
+    }
+
+    @Override
+    public ProtectionDomain allocateProtectionDomain() throws VerbsException {
+        ensureOpen();
+        return new SoftProtectionDomain(this);
+    }
+
+    @Override
+    public CompletionChannel createCompletionChannel() throws VerbsException {
+        ensureOpen();
+        return new SoftCompletionChannel(this);
+    }
+
+    @Override
+    public CompletionQueue createCompletionQueue(CompletionChannel channel, int entries) throws VerbsException {
+        ensureOpen();
+        if (entries < 1 || entries > CAPABILITIES.maxCqe()) {
+            throw new VerbsException(Errno.EINVAL, "completion queue size " + entries + " outside 1.."
+                + CAPABILITIES.maxCqe());
+        }
+        SoftCompletionChannel ch = null;
+        if (channel != null) {
+            if (!(channel instanceof SoftCompletionChannel) || ((SoftCompletionChannel) channel).device() != this) {
+                throw new VerbsException(Errno.EINVAL, "completion channel belongs to another device");
+            }
+            ch = (SoftCompletionChannel) channel;
+        }
+        return new SoftCompletionQueue(this, ch, entries);
+    }
+
+    @Override
+    public DeviceMemory allocateMemory(int bytes) throws VerbsException {
+        ensureOpen();
+        if (bytes <= 0) {
+            throw new VerbsException(Errno.EINVAL, "device memory size must be positive: " + bytes);
+        }
+        return new SoftDeviceMemory(this, bytes);
+    }
+
+    @Override
+    public CmEventChannel createEventChannel() throws VerbsException {
+        ensureOpen();
+        return new SoftCmEventChannel(this);
+    }
+
+    @Override
+    public CmId createId(CmEventChannel channel) throws VerbsException {
+        ensureOpen();
+        if (!(channel instanceof SoftCmEventChannel) || ((SoftCmEventChannel) channel).device() != this) {
+            throw new VerbsException(Errno.EINVAL, "event channel belongs to another device");
+        }
+        return new SoftCmId(this, (SoftCmEventChannel) channel, fabric);
+    }
+
+    @Override
+    public ResourceTracker resources() {
+        return tracker;
+    }
+
+    @Override
+    public boolean isOpen() {
+        return open;
+    }
+
+    /**
+     * Closes the device: reports every object still open with where it was created (trace component
+     * {@code leak}, level 1), then closes them in dependency order and stops the agent.
+     */
+    @Override
+    public void close() {
+        if (!open) {
+            return;
+        }
+        open = false;
+        tracker.checkLeaks();
+        // Dependency order: ids (and their queue pairs), queue pairs, regions, queues, channels, domains.
+        closeAll(SoftCmId.class);
+        closeAll(SoftQueuePair.class);
+        closeAll(SoftMemoryRegion.class);
+        closeAll(SoftCompletionQueue.class);
+        closeAll(SoftCompletionChannel.class);
+        closeAll(SoftCmEventChannel.class);
+        closeAll(SoftProtectionDomain.class);
+        closeAll(SoftDeviceMemory.class);
+        tracker.releaseAll();
+        agent.shutdownNow();
+        if (TRACE.on(TraceLevel.RARE)) {
+            TRACE.record(TraceLevel.RARE, "device.close", name.hashCode());
+        }
+    }
+
+    private void closeAll(Class<? extends SoftObject> kind) {
+        List<SoftObject> objects = new ArrayList<>();
+        for (SoftObject o : live) {
+            if (kind.isInstance(o)) {
+                objects.add(o);
+            }
+        }
+        for (SoftObject o : objects) {
+            o.forceClose();
+        }
+    }
+
+    void ensureOpen() throws VerbsException {
+        if (!open) {
+            throw new VerbsException(Errno.EIO, "device " + name + " is closed");
+        }
+    }
+
+    void register(SoftObject o) {
+        live.add(o);
+    }
+
+    void unregister(SoftObject o) {
+        live.remove(o);
+    }
+
+    InJvmFabric fabric() {
+        return fabric;
+    }
+
+    /**
+     * Runs {@code task} on the agent after {@code delayNs}; does nothing once the device is closed.
+     */
+    void schedule(Runnable task, long delayNs) {
+        if (!open) {
+            return;
+        }
+        try {
+            agent.schedule(task, Math.max(0, delayNs), TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException closedMeanwhile) {
+            // the device closed between the check and the call: its objects are being closed too
+        }
+    }
+
+    @Override
+    public String toString() {
+        return name;
+    }
+
+    /** An object of this device that the device closes when the application did not. */
+    interface SoftObject {
+        /** Closes without throwing, whatever depends on it. */
+        void forceClose();
+    }
+}

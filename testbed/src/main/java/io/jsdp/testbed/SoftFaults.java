@@ -1,0 +1,174 @@
+package io.jsdp.testbed;
+
+import io.jsdp.verbs.CmEventType;
+import java.net.InetAddress;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Fault injection for one SoftRdma device. Every knob is off by default and may be turned at any time
+ * from any thread; the device reads them as it works.
+ *
+ * <ul>
+ *   <li>{@link #linkDown(boolean)}: the device's link fails; its queue pairs and their peers stop
+ *       answering each other, so requests end in {@code RETRY_EXC_ERR} after the transport timeout.</li>
+ *   <li>{@link #operationDelayNs(long)}: every send request waits this long between post and data
+ *       movement (catches reuse of a send buffer before its completion).</li>
+ *   <li>{@link #readDelayNs(long)}: RDMA READs move their data this much later, without holding up
+ *       later requests, so a later unfenced SEND overtakes them (as the specification allows).</li>
+ *   <li>{@link #dropConnectRequests(boolean)}: connect requests sent from this device are lost, so the
+ *       connect ends in {@code UNREACHABLE}.</li>
+ *   <li>{@link #blackhole(InetAddress)}: address resolution towards that address never answers and
+ *       ends in {@code ADDR_ERROR} at its timeout.</li>
+ *   <li>{@link #loseCmEvents(CmEventType, int)} / {@link #cmEventDelayNs(long)}: the next events of a
+ *       type delivered to this device's channels are lost, or every event is delayed.</li>
+ * </ul>
+ */
+public final class SoftFaults {
+    private volatile boolean linkDown;
+    private volatile long operationDelayNs;
+    private volatile long readDelayNs;
+    private volatile boolean dropConnectRequests;
+    private volatile long cmEventDelayNs;
+    private final Set<InetAddress> blackholes = ConcurrentHashMap.newKeySet();
+    /** Events still to lose, per type; guarded by itself. */
+    private final Map<CmEventType, Integer> eventsToLose = new EnumMap<>(CmEventType.class);
+
+    SoftFaults() {
+    }
+
+    /**
+     * Fails or restores the device's link.
+     *
+     * @param down true to fail it
+     * @return this
+     */
+    public SoftFaults linkDown(boolean down) {
+        this.linkDown = down;
+        return this;
+    }
+
+    /**
+     * Whether the link is down.
+     *
+     * @return true when failed
+     */
+    public boolean isLinkDown() {
+        return linkDown;
+    }
+
+    /**
+     * Delays the execution of every later send request.
+     *
+     * @param ns the delay, 0 for none
+     * @return this
+     */
+    public SoftFaults operationDelayNs(long ns) {
+        this.operationDelayNs = ns;
+        return this;
+    }
+
+    /**
+     * Delays the data movement of RDMA READs without holding later requests back.
+     *
+     * @param ns the delay, 0 for none
+     * @return this
+     */
+    public SoftFaults readDelayNs(long ns) {
+        this.readDelayNs = ns;
+        return this;
+    }
+
+    /**
+     * Loses every connect request sent from this device.
+     *
+     * @param drop true to lose them
+     * @return this
+     */
+    public SoftFaults dropConnectRequests(boolean drop) {
+        this.dropConnectRequests = drop;
+        return this;
+    }
+
+    /**
+     * Makes address resolution towards {@code address} time out.
+     *
+     * @param address the address
+     * @return this
+     */
+    public SoftFaults blackhole(InetAddress address) {
+        blackholes.add(address);
+        return this;
+    }
+
+    /**
+     * Loses the next {@code count} events of {@code type} delivered to this device's channels.
+     *
+     * @param type the event type
+     * @param count how many
+     * @return this
+     */
+    public SoftFaults loseCmEvents(CmEventType type, int count) {
+        synchronized (eventsToLose) {
+            eventsToLose.merge(type, count, Integer::sum);
+        }
+        return this;
+    }
+
+    /**
+     * Delays every event delivered to this device's channels.
+     *
+     * @param ns the delay, 0 for none
+     * @return this
+     */
+    public SoftFaults cmEventDelayNs(long ns) {
+        this.cmEventDelayNs = ns;
+        return this;
+    }
+
+    /** Turns every fault off. */
+    public void clear() {
+        linkDown = false;
+        operationDelayNs = 0;
+        readDelayNs = 0;
+        dropConnectRequests = false;
+        cmEventDelayNs = 0;
+        blackholes.clear();
+        synchronized (eventsToLose) {
+            eventsToLose.clear();
+        }
+    }
+
+    long operationDelayNs() {
+        return operationDelayNs;
+    }
+
+    long readDelayNs() {
+        return readDelayNs;
+    }
+
+    boolean dropsConnectRequests() {
+        return dropConnectRequests;
+    }
+
+    boolean isBlackholed(InetAddress address) {
+        return !blackholes.isEmpty() && blackholes.contains(address);
+    }
+
+    long cmEventDelayNs() {
+        return cmEventDelayNs;
+    }
+
+    boolean takeLostEvent(CmEventType type) {
+        synchronized (eventsToLose) {
+            Integer left = eventsToLose.get(type);
+            if (left == null || left <= 0) {
+                return false;
+            }
+            eventsToLose.put(type, left - 1);
+            return true;
+        }
+    }
+}
