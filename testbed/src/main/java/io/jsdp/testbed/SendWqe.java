@@ -43,7 +43,10 @@ final class SendWqe {
     int state;
     WcStatus status;
     int rnrNaks;
+    /** ACK timeouts that expired for this request. */
     int ackTimeouts;
+    /** Executed and unanswered: its ACK timeout is running. */
+    boolean awaitingAck;
     long notBeforeNs;
 
     SendWqe(int maxSge, int maxInline) {
@@ -69,6 +72,7 @@ final class SendWqe {
         status = null;
         rnrNaks = 0;
         ackTimeouts = 0;
+        awaitingAck = false;
         notBeforeNs = 0;
         localError = false;
         int n = r.numSge();

@@ -286,16 +286,34 @@ final class SoftCmId implements CmId, SoftDevice.SoftObject {
                 throw new VerbsException(Errno.EINVAL, "accept: " + data.length + " bytes of private data, at most "
                     + ConnectionParameters.MAX_ACCEPT_PRIVATE_DATA);
             }
-            releasePendingSlot();
             SoftCmId active = peer;
             if (active == null || active.state != State.CONNECTING || active.qp == null) {
                 // The active side gave up (timeout or destroyed): the REP gets no RTU.
+                releasePendingSlot();
                 transition(State.FAILED);
                 deliver(this, CmEventType.UNREACHABLE, null, -Errno.ETIMEDOUT, null);
                 return;
             }
+            // Our queue pair first (librdmacm: RTR and RTS before the REP); if it cannot, accept fails and
+            // the request stays pending.
             qp.connect(active.qp, p);
-            active.qp.connect(qp, active.connectParameters);
+            releasePendingSlot();
+            try {
+                active.qp.connect(qp, active.connectParameters);
+            } catch (VerbsException e) {
+                // The REP arrived but the active queue pair cannot go to RTR/RTS (librdmacm
+                // ucma_process_conn_resp): CONNECT_ERROR there and a REJ here, which moves our queue pair
+                // to ERROR (kernel cma_ib_handler, IB_CM_REJ_RECEIVED).
+                active.peer = null;
+                peer = null;
+                active.transition(State.FAILED);
+                active.flushQueuePair("connect error");
+                deliver(active, CmEventType.CONNECT_ERROR, null, -e.errno(), null);
+                transition(State.FAILED);
+                flushQueuePair("rejected");
+                deliver(this, CmEventType.REJECTED, null, CmEvent.REJECT_CONSUMER, null);
+                return;
+            }
             transition(State.ESTABLISHED);
             active.transition(State.ESTABLISHED);
             deliver(active, CmEventType.ESTABLISHED, null, 0, data);

@@ -187,7 +187,11 @@ final class SoftCompletionQueue implements CompletionQueue, SoftDevice.SoftObjec
         }
         produceLock.lock();
         try {
-            armed = solicitedOnly ? ARM_SOLICITED : ARM_NEXT;
+            // IBA C11-31/C11-32 (rxe/rvt req_notify_cq): solicited-only never narrows a pending
+            // next-completion arm; next-completion widens a solicited-only one.
+            if (armed != ARM_NEXT) {
+                armed = solicitedOnly ? ARM_SOLICITED : ARM_NEXT;
+            }
         } finally {
             produceLock.unlock();
         }

@@ -14,13 +14,18 @@ import io.jsdp.verbs.Errno;
 import io.jsdp.verbs.ProtectionDomain;
 import io.jsdp.verbs.RdmaDevice;
 import io.jsdp.verbs.VerbsException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A SoftRdma device: the verbs port implemented in software, in the way NTRDMA (seed 003) implements
@@ -35,8 +40,17 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class SoftDevice implements RdmaDevice {
     static final TraceComponent TRACE = Trace.component("device");
     private static final AtomicInteger DEVICE_NUMBERS = new AtomicInteger();
+    private static final VarHandle OPEN;
     private static final DeviceCapabilities CAPABILITIES =
         new DeviceCapabilities(16_384, 16, 1_024, 1 << 20, Integer.MAX_VALUE, false);
+
+    static {
+        try {
+            OPEN = MethodHandles.lookup().findVarHandle(SoftDevice.class, "open", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     private final String name;
     private final InJvmFabric fabric;
@@ -47,7 +61,10 @@ public final class SoftDevice implements RdmaDevice {
     private final ScheduledThreadPoolExecutor agent;
     /** Every open object, so close() can release what the application left open. */
     private final Set<SoftObject> live = ConcurrentHashMap.newKeySet();
+    /** Cleared once, by compare-and-set: of racing closes exactly one reports and releases. */
     private volatile boolean open = true;
+    /** The first exception an agent task threw; written once by the agent. */
+    private final AtomicReference<Throwable> agentFailure = new AtomicReference<>();
 
     private SoftDevice(InJvmFabric fabric, ResourceTracker.Level leakDetection) {
         this.name = "soft" + DEVICE_NUMBERS.getAndIncrement();
@@ -58,7 +75,27 @@ public final class SoftDevice implements RdmaDevice {
             Thread t = new Thread(r, agentName);
             t.setDaemon(true);
             return t;
-        });
+        }) {
+            @Override
+            protected void afterExecute(Runnable r, Throwable t) {
+                super.afterExecute(r, t);
+                // The executor keeps a task's exception in its future, where nobody looks: a failed
+                // retry would leave its queue pair stalled without a trace.
+                Throwable failure = t;
+                if (failure == null && r instanceof Future<?> f && f.isDone() && !f.isCancelled()) {
+                    try {
+                        f.get();
+                    } catch (ExecutionException e) {
+                        failure = e.getCause();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                if (failure != null) {
+                    onAgentFailure(failure);
+                }
+            }
+        };
         agent.setRemoveOnCancelPolicy(true);
         agent.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
     }
@@ -179,10 +216,9 @@ public final class SoftDevice implements RdmaDevice {
      */
     @Override
     public void close() {
-        if (!open) {
-            return;
+        if (!OPEN.compareAndSet(this, true, false)) {
+            return; // another thread closes it
         }
-        open = false;
         tracker.checkLeaks();
         // Dependency order: ids (and their queue pairs), queue pairs, regions, queues, channels, domains.
         closeAll(SoftCmId.class);
@@ -242,6 +278,19 @@ public final class SoftDevice implements RdmaDevice {
         } catch (java.util.concurrent.RejectedExecutionException closedMeanwhile) {
             // the device closed between the check and the call: its objects are being closed too
         }
+    }
+
+    private void onAgentFailure(Throwable failure) {
+        agentFailure.compareAndSet(null, failure);
+        TRACE.record(TraceLevel.ERROR, "device.agentFailure", failure);
+    }
+
+    /**
+     * The first exception an agent task (retry, timeout, delayed operation) threw, or null; every
+     * such exception is a device bug, so tests check this after stressing the device.
+     */
+    Throwable agentFailure() {
+        return agentFailure.get();
     }
 
     @Override

@@ -2,6 +2,8 @@ package io.jsdp.testbed;
 
 import io.jsdp.ras.Tracked;
 import io.jsdp.verbs.DeviceMemory;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 
 /**
@@ -10,10 +12,20 @@ import java.nio.ByteBuffer;
  */
 final class SoftDeviceMemory implements DeviceMemory, SoftDevice.SoftObject {
     private static final int ALIGNMENT = 64;
+    private static final VarHandle CLOSED;
+
+    static {
+        try {
+            CLOSED = MethodHandles.lookup().findVarHandle(SoftDeviceMemory.class, "closed", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     private final SoftDevice device;
     private final ByteBuffer buffer;
     private final Tracked tracked;
+    /** Set once, by compare-and-set: of racing closes exactly one releases the memory. */
     private volatile boolean closed;
 
     SoftDeviceMemory(SoftDevice device, int bytes) {
@@ -42,10 +54,9 @@ final class SoftDeviceMemory implements DeviceMemory, SoftDevice.SoftObject {
 
     @Override
     public void forceClose() {
-        if (closed) {
+        if (!CLOSED.compareAndSet(this, false, true)) {
             return;
         }
-        closed = true;
         device.unregister(this);
         tracked.release();
     }

@@ -4,6 +4,8 @@ import io.jsdp.ras.Tracked;
 import io.jsdp.verbs.Access;
 import io.jsdp.verbs.MemoryRegion;
 import io.jsdp.verbs.ProtectionDomain;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 
 /**
@@ -12,6 +14,16 @@ import java.nio.ByteBuffer;
  * with absolute bulk operations, which never touch the buffer's position or limit.
  */
 final class SoftMemoryRegion implements MemoryRegion, SoftDevice.SoftObject {
+    private static final VarHandle CLOSED;
+
+    static {
+        try {
+            CLOSED = MethodHandles.lookup().findVarHandle(SoftMemoryRegion.class, "closed", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private final SoftProtectionDomain pd;
     private final ByteBuffer buffer;
     private final int access;
@@ -19,7 +31,11 @@ final class SoftMemoryRegion implements MemoryRegion, SoftDevice.SoftObject {
     private final long address;
     private final int length;
     private final Tracked tracked;
-    /** Written once by close; read by the data path before every use (deregistration is immediate). */
+    /**
+     * Set once by close with a compare-and-set, so of two racing closes (the application's and the
+     * device's) exactly one releases the region; read by the data path before every use (deregistration
+     * is immediate).
+     */
     private volatile boolean closed;
 
     SoftMemoryRegion(SoftProtectionDomain pd, ByteBuffer buffer, int access, int key) {
@@ -103,10 +119,9 @@ final class SoftMemoryRegion implements MemoryRegion, SoftDevice.SoftObject {
 
     @Override
     public void forceClose() {
-        if (closed) {
+        if (!CLOSED.compareAndSet(this, false, true)) {
             return;
         }
-        closed = true;
         pd.softDevice().memoryRegions.remove(this);
         pd.users.decrementAndGet();
         pd.softDevice().unregister(this);

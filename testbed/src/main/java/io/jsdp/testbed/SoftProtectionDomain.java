@@ -7,18 +7,30 @@ import io.jsdp.verbs.MemoryRegion;
 import io.jsdp.verbs.ProtectionDomain;
 import io.jsdp.verbs.RdmaDevice;
 import io.jsdp.verbs.VerbsException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /** A SoftRdma protection domain. */
 final class SoftProtectionDomain implements ProtectionDomain, SoftDevice.SoftObject {
     private static final AtomicInteger NUMBERS = new AtomicInteger(1);
+    private static final VarHandle CLOSED;
+
+    static {
+        try {
+            CLOSED = MethodHandles.lookup().findVarHandle(SoftProtectionDomain.class, "closed", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     private final SoftDevice device;
     private final int number = NUMBERS.getAndIncrement();
     private final Tracked tracked;
     /** Open regions and queue pairs of this domain; close() refuses while any is open. */
     final AtomicInteger users = new AtomicInteger();
+    /** Set once, by compare-and-set: of racing closes exactly one releases the domain. */
     private volatile boolean closed;
 
     SoftProtectionDomain(SoftDevice device) {
@@ -76,10 +88,9 @@ final class SoftProtectionDomain implements ProtectionDomain, SoftDevice.SoftObj
 
     @Override
     public void forceClose() {
-        if (closed) {
+        if (!CLOSED.compareAndSet(this, false, true)) {
             return;
         }
-        closed = true;
         device.unregister(this);
         tracked.release();
     }

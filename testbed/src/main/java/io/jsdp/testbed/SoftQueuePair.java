@@ -94,7 +94,14 @@ final class SoftQueuePair implements QueuePair, SoftDevice.SoftObject {
     private long sqReclaimed;
     private int readsInFlight;
     private boolean retryScheduled;
-    /** Written under sqLock, read without it by the peer. */
+    /** Requests sent again after an ACK timeout expired, and RNR NAKs received, since creation; for tests and dumps. */
+    private long transportRetries;
+    private long rnrNaks;
+    /**
+     * Written under sqLock: by our progress, and by the peer's responder (in our thread, which holds our
+     * sqLock) when it answers RNR while holding its rqLock. Read without a lock by the peer's postRecv,
+     * after its rqLock, which orders it after any RNR that responder gave us (see rnrLocked).
+     */
     private volatile int stall = STALL_NONE;
 
     // ---- receive queue and responder: guarded by rqLock ----
@@ -259,7 +266,8 @@ final class SoftQueuePair implements QueuePair, SoftDevice.SoftObject {
         } finally {
             rqLock.unlock();
         }
-        // A requester stalled for lack of a receive retries now, in this thread.
+        // A requester stalled for lack of a receive retries now, in this thread. Reading the stall after
+        // our rqLock pairs with rnrLocked(): an RNR decided before our post is seen here.
         SoftQueuePair p = peer;
         if (p != null && p.stall == STALL_RNR) {
             p.kick();
@@ -433,6 +441,23 @@ final class SoftQueuePair implements QueuePair, SoftDevice.SoftObject {
                 stall = STALL_FENCE;
                 break;
             }
+            if (w.awaitingAck) {
+                if (retryScheduled) {
+                    break; // its ACK timeout is running: it is retried when the timeout expires, not before
+                }
+                // The timeout expired unanswered: retry, unless that was the last of retry_cnt retries
+                // (reference B.2 "Transport retry", rxe COMPST_ERROR_RETRY: n retries, the error at
+                // (n + 1) x timeout; a retry only when a timeout expires, never early).
+                w.awaitingAck = false;
+                if (++w.ackTimeouts > retryCount) {
+                    w.complete(WcStatus.RETRY_EXC_ERR);
+                    sqExec++;
+                    traceRequesterError(w);
+                    enterErrorLocked();
+                    return;
+                }
+                transportRetries++;
+            }
             int r = execute(w);
             if (r == EXEC_DONE) {
                 sqExec++;
@@ -449,6 +474,7 @@ final class SoftQueuePair implements QueuePair, SoftDevice.SoftObject {
             }
             if (r == EXEC_RNR) {
                 stall = STALL_RNR;
+                rnrNaks++;
                 if (retryScheduled) {
                     break;
                 }
@@ -465,20 +491,13 @@ final class SoftQueuePair implements QueuePair, SoftDevice.SoftObject {
                 scheduleRetryLocked(p != null ? p.attributes.minRnrTimerNs() : attributes.minRnrTimerNs());
                 break;
             }
-            // EXEC_NO_ACK: the peer did not answer; retry after the ACK timeout, retryCount times.
+            // EXEC_NO_ACK: the peer did not answer; wait out the ACK timeout (above: retry or fail then).
+            // A timer already pending (another stall's) runs the request again first.
             stall = STALL_NO_ACK;
-            if (retryScheduled) {
-                break;
+            if (!retryScheduled) {
+                w.awaitingAck = true;
+                scheduleRetryLocked(attributes.ackTimeoutNs());
             }
-            if (w.ackTimeouts > retryCount) {
-                w.complete(WcStatus.RETRY_EXC_ERR);
-                sqExec++;
-                traceRequesterError(w);
-                enterErrorLocked();
-                return;
-            }
-            w.ackTimeouts++;
-            scheduleRetryLocked(attributes.ackTimeoutNs());
             break;
         }
         if (sqExec == sqPost && readsInFlight == 0) {
@@ -499,10 +518,10 @@ final class SoftQueuePair implements QueuePair, SoftDevice.SoftObject {
         switch (w.opcode) {
             case SEND:
             case SEND_WITH_IMM:
-                return p.respondSend(w);
+                return p.respondSend(this, w);
             case RDMA_WRITE:
             case RDMA_WRITE_WITH_IMM:
-                return p.respondWrite(w);
+                return p.respondWrite(this, w);
             case RDMA_READ:
                 long delayNs = device.faults().readDelayNs();
                 if (delayNs > 0) {
@@ -532,7 +551,15 @@ final class SoftQueuePair implements QueuePair, SoftDevice.SoftObject {
             }
             readsInFlight--;
             SoftQueuePair p = peer;
-            int r = reachable(p) ? p.respondRead(w) : EXEC_NO_ACK;
+            int r;
+            if (w.localRegionGone()) {
+                // The sink was deregistered while the READ was out: its data must not land there
+                // (rxe re-validates the MR when the response arrives, rxe_recheck_mr).
+                w.complete(WcStatus.LOC_PROT_ERR);
+                r = EXEC_DONE;
+            } else {
+                r = reachable(p) ? p.respondRead(w) : EXEC_NO_ACK;
+            }
             if (r != EXEC_DONE) {
                 w.complete(WcStatus.RETRY_EXC_ERR);
             }
@@ -600,14 +627,14 @@ final class SoftQueuePair implements QueuePair, SoftDevice.SoftObject {
 
     // ------------------------------------------------------------------ responder (runs in the requester's thread)
 
-    private int respondSend(SendWqe w) {
+    private int respondSend(SoftQueuePair requester, SendWqe w) {
         rqLock.lock();
         try {
             if (!readyToRespond()) {
                 return EXEC_NO_ACK;
             }
             if (rqCons == rqPost) {
-                return EXEC_RNR;
+                return rnrLocked(requester);
             }
             RecvWqe r = rq[(int) rqCons & rqMask];
             rqCons++;
@@ -634,7 +661,7 @@ final class SoftQueuePair implements QueuePair, SoftDevice.SoftObject {
         }
     }
 
-    private int respondWrite(SendWqe w) {
+    private int respondWrite(SoftQueuePair requester, SendWqe w) {
         rqLock.lock();
         try {
             if (!readyToRespond()) {
@@ -642,7 +669,7 @@ final class SoftQueuePair implements QueuePair, SoftDevice.SoftObject {
             }
             boolean withImm = w.opcode == Opcode.RDMA_WRITE_WITH_IMM;
             if (withImm && rqCons == rqPost) {
-                return EXEC_RNR;
+                return rnrLocked(requester);
             }
             // A zero-length RDMA operation needs no key (IBA C9-88; SDP keepalives rely on it).
             if (w.total > 0) {
@@ -697,6 +724,18 @@ final class SoftQueuePair implements QueuePair, SoftDevice.SoftObject {
         }
     }
 
+    /**
+     * No receive for the requester's message: RNR. The requester's stall is marked here, under our
+     * rqLock, not after it returns: postRecv reads the stall after taking the same lock, so a receive
+     * posted after this check always sees the stall and kicks. (Marked later, a receive posted in between
+     * found no stall, did not kick, and the send waited out a whole RNR timer.) The requester's thread
+     * holds the requester's sqLock, which guards the field.
+     */
+    private int rnrLocked(SoftQueuePair requester) {
+        requester.stall = STALL_RNR;
+        return EXEC_RNR;
+    }
+
     /** The region an RDMA request may touch, checked as rxe's check_rkey does; null when refused. */
     private SoftMemoryRegion remoteRegion(SendWqe w, int needed) {
         SoftMemoryRegion m = device.memoryRegions.byKey(w.rkey);
@@ -749,6 +788,26 @@ final class SoftQueuePair implements QueuePair, SoftDevice.SoftObject {
         sqLock.lock();
         try {
             return (int) (sqPost - sqReclaimed);
+        } finally {
+            sqLock.unlock();
+        }
+    }
+
+    /** Requests resent after an ACK timeout, since creation; for tests and dumps. */
+    long transportRetries() {
+        sqLock.lock();
+        try {
+            return transportRetries;
+        } finally {
+            sqLock.unlock();
+        }
+    }
+
+    /** Times a request found no receive at the peer (RNR NAKs), since creation; for tests and dumps. */
+    long rnrNaks() {
+        sqLock.lock();
+        try {
+            return rnrNaks;
         } finally {
             sqLock.unlock();
         }

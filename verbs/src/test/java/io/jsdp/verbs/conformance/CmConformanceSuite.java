@@ -223,6 +223,28 @@ public abstract class CmConformanceSuite {
     }
 
     @Test
+    void activeQueuePairThatCannotGoToRtsEndsInConnectErrorAndRejectsThePassiveSide() throws Exception {
+        // librdmacm ucma_process_conn_resp: the REP arrives but the active QP cannot move to RTR/RTS ->
+        // CONNECT_ERROR, and a REJ, which the passive side reports as REJECTED (B.3, step 3).
+        Side a = new Side(active);
+        Side p = new Side(passive);
+        CmId listener = listen(p);
+        CmId id = resolved(a, listener.localAddress());
+        id.connect(new ConnectionParameters());
+        CmId child = later(expectEvent(p.events, CmEventType.CONNECT_REQUEST).id());
+        id.queuePair().modify(QpState.ERROR);
+        child.createQueuePair(p.pd, p.attrs());
+        child.accept(new ConnectionParameters());
+        CmEvent failed = expectEvent(a.events, CmEventType.CONNECT_ERROR);
+        assertSame(id, failed.id());
+        CmEvent rejected = expectEvent(p.events, CmEventType.REJECTED);
+        assertSame(child, rejected.id());
+        assertEquals(QpState.ERROR, child.queuePair().state(), "a rejected passive queue pair goes to ERROR");
+        assertNull(a.events.poll(TimeUnit.MILLISECONDS.toNanos(20)), "one terminal event");
+        assertThrows(VerbsException.class, id::disconnect, "never connected");
+    }
+
+    @Test
     void addressOutsideTheFabricEndsInAddrError() throws Exception {
         Side a = new Side(active);
         CmId id = a.id();

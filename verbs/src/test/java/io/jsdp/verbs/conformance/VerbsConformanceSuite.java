@@ -202,6 +202,21 @@ public abstract class VerbsConformanceSuite {
         assertEquals(QpState.ERROR, d.qpA.state());
     }
 
+    // 3: the RNR NAK carries the responder's min_rnr_timer; the requester's own setting plays no part
+    @Test
+    void rnrRetriesWaitTheResponderMinRnrTimer() throws Exception {
+        Connection.Options o = new Connection.Options().rnrRetry(2);
+        o.attrsA().minRnrTimerNs(TimeUnit.MILLISECONDS.toNanos(500));
+        o.attrsB().minRnrTimerNs(TimeUnit.MILLISECONDS.toNanos(1));
+        Connection c = connect(o);
+        long t0 = System.nanoTime();
+        assertEquals(Errno.OK, c.send(c.qpA, 1, Opcode.SEND, SIG, c.mrA, 0, 8));
+        assertEquals(WcStatus.RNR_RETRY_EXC_ERR, c.poll(c.cqA).status());
+        long elapsedNs = System.nanoTime() - t0;
+        assertTrue(elapsedNs >= TimeUnit.MILLISECONDS.toNanos(2), "two of B's RNR timers: " + elapsedNs);
+        assertTrue(elapsedNs < TimeUnit.MILLISECONDS.toNanos(500), "not A's timer: " + elapsedNs);
+    }
+
     // 4
     @Test
     void sendLargerThanReceiveFailsBothSides() throws Exception {
@@ -224,55 +239,73 @@ public abstract class VerbsConformanceSuite {
     // 5
     @Test
     void rdmaWithBadKeyRangeOrPermissionFailsWithRemoteAccessError() throws Exception {
-        // bad rkey
-        remoteAccessFails((c, mrB) -> c.rdma(c.qpA, 1, Opcode.RDMA_WRITE, SIG, c.mrA, 0, 8, mrB.address(),
-            mrB.rkey() ^ 0x5a5a00));
-        // out of range
-        remoteAccessFails((c, mrB) -> c.rdma(c.qpA, 1, Opcode.RDMA_WRITE, SIG, c.mrA, 0, 8,
-            mrB.address() + mrB.length() - 4, mrB.rkey()));
-        // region without REMOTE_WRITE
-        remoteAccessFails((c, mrB) -> {
-            MemoryRegion readOnly = c.pdB.register(ByteBuffer.allocateDirect(64), Access.REMOTE_READ);
-            try {
-                return c.rdma(c.qpA, 1, Opcode.RDMA_WRITE, SIG, c.mrA, 0, 8, readOnly.address(), readOnly.rkey());
-            } finally {
-                awaitErrorThenClose(c, readOnly);
-            }
+        remoteAccessFails("bad rkey", (c, extra) -> c.rdma(c.qpA, 1, Opcode.RDMA_WRITE, SIG, c.mrA, 0, 8,
+            c.mrB.address(), c.mrB.rkey() ^ 0x5a5a00));
+        remoteAccessFails("range past the region's end", (c, extra) -> c.rdma(c.qpA, 1, Opcode.RDMA_WRITE, SIG,
+            c.mrA, 0, 8, c.mrB.address() + c.mrB.length() - 4, c.mrB.rkey()));
+        remoteAccessFails("WRITE to a region without REMOTE_WRITE", (c, extra) -> {
+            MemoryRegion readOnly = extra.add(c.pdB.register(ByteBuffer.allocateDirect(64), Access.REMOTE_READ));
+            return c.rdma(c.qpA, 1, Opcode.RDMA_WRITE, SIG, c.mrA, 0, 8, readOnly.address(), readOnly.rkey());
         });
-        // RDMA READ of a region without REMOTE_READ
-        remoteAccessFails((c, mrB) -> {
-            MemoryRegion writeOnly = c.pdB.register(ByteBuffer.allocateDirect(64), Access.LOCAL_WRITE | Access.REMOTE_WRITE);
-            try {
-                return c.rdma(c.qpA, 1, Opcode.RDMA_READ, SIG, c.mrA, 0, 8, writeOnly.address(), writeOnly.rkey());
-            } finally {
-                awaitErrorThenClose(c, writeOnly);
-            }
+        remoteAccessFails("READ of a region without REMOTE_READ", (c, extra) -> {
+            MemoryRegion writeOnly = extra.add(c.pdB.register(ByteBuffer.allocateDirect(64),
+                Access.LOCAL_WRITE | Access.REMOTE_WRITE));
+            return c.rdma(c.qpA, 1, Opcode.RDMA_READ, SIG, c.mrA, 0, 8, writeOnly.address(), writeOnly.rkey());
+        });
+        // rxe check_rkey: the rkey must name a region of the responder queue pair's protection domain
+        remoteAccessFails("region of another protection domain", (c, extra) -> {
+            ProtectionDomain other = extra.add(c.b.allocateProtectionDomain());
+            MemoryRegion foreign = extra.add(other.register(ByteBuffer.allocateDirect(64),
+                Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ));
+            return c.rdma(c.qpA, 1, Opcode.RDMA_WRITE, SIG, c.mrA, 0, 8, foreign.address(), foreign.rkey());
         });
     }
 
-    private static void awaitErrorThenClose(Connection c, MemoryRegion mr) {
-        c.poll(c.cqA); // the requester's error completion; checked again by the caller through its status
-        mr.close();
+    /** Objects a test case creates for one connection, closed newest first after it. */
+    private static final class Extra implements AutoCloseable {
+        private final java.util.ArrayDeque<AutoCloseable> objects = new java.util.ArrayDeque<>();
+
+        <T extends AutoCloseable> T add(T o) {
+            objects.push(o);
+            return o;
+        }
+
+        @Override
+        public void close() throws VerbsException {
+            while (!objects.isEmpty()) {
+                try {
+                    objects.pop().close();
+                } catch (VerbsException e) {
+                    throw e;
+                } catch (Exception e) {
+                    throw new AssertionError("close failed", e);
+                }
+            }
+        }
     }
 
     private interface RemoteOp {
-        int post(Connection c, MemoryRegion mrB) throws Exception;
+        int post(Connection c, Extra extra) throws Exception;
     }
 
-    private void remoteAccessFails(RemoteOp op) throws Exception {
+    /**
+     * Runs one request that the responder must refuse (checklist case 5): the requester completes it with
+     * REM_ACCESS_ERR and goes to ERROR; the responder goes to ERROR and flushes its posted receive.
+     */
+    private void remoteAccessFails(String what, RemoteOp op) throws Exception {
         Connection c = connect();
-        assertEquals(Errno.OK, c.recv(c.qpB, 40, c.mrB, 0, 64));
-        int rc = op.post(c, c.mrB);
-        assertEquals(Errno.OK, rc);
-        // The op helpers that register their own region already took the requester's completion.
-        if (c.qpA.state() != QpState.ERROR || c.cqA.poll(new WorkCompletion[] {new WorkCompletion()}, 1) != 0) {
-            // nothing: fall through to the checks below
+        try (Extra extra = new Extra()) {
+            assertEquals(Errno.OK, c.recv(c.qpB, 40, c.mrB, 0, 64), what);
+            assertEquals(Errno.OK, op.post(c, extra), what);
+            WorkCompletion w = c.poll(c.cqA);
+            assertEquals(1, w.wrId(), what);
+            assertEquals(WcStatus.REM_ACCESS_ERR, w.status(), what);
+            assertEquals(QpState.ERROR, waitForState(c.qpA, QpState.ERROR), what);
+            assertEquals(QpState.ERROR, waitForState(c.qpB, QpState.ERROR), what + ": the responder goes to ERROR after the NAK");
+            WorkCompletion flushed = c.poll(c.cqB);
+            assertEquals(40, flushed.wrId(), what + ": the responder's posted receive is flushed");
+            assertEquals(WcStatus.WR_FLUSH_ERR, flushed.status(), what);
         }
-        assertEquals(QpState.ERROR, waitForState(c.qpA, QpState.ERROR));
-        assertEquals(QpState.ERROR, waitForState(c.qpB, QpState.ERROR), "the responder goes to ERROR after the NAK");
-        WorkCompletion flushed = c.poll(c.cqB);
-        assertEquals(40, flushed.wrId(), "the responder's posted receive is flushed");
-        assertEquals(WcStatus.WR_FLUSH_ERR, flushed.status());
         c.close();
         conn = null;
     }
@@ -529,6 +562,27 @@ public abstract class VerbsConformanceSuite {
         assertSame(c.cqB, c.chB.await(TimeUnit.SECONDS.toNanos(5)));
         c.cqB.acknowledgeEvents(1);
         assertEquals(WcStatus.WR_FLUSH_ERR, c.poll(c.cqB).status());
+    }
+
+    // 15: IBA C11-31/C11-32 (rxe, rvt, qib req_notify_cq): a solicited-only arm never narrows a pending
+    // next-completion arm, while a next-completion arm widens a solicited-only one.
+    @Test
+    void solicitedArmDoesNotNarrowAPendingNextCompletionArm() throws Exception {
+        Connection c = connect();
+        assertEquals(Errno.OK, c.recv(c.qpB, 1, c.mrB, 0, 64));
+        assertEquals(Errno.OK, c.recv(c.qpB, 2, c.mrB, 64, 64));
+        assertEquals(Errno.OK, c.cqB.requestNotify(false));
+        assertEquals(Errno.OK, c.cqB.requestNotify(true));
+        assertEquals(Errno.OK, c.send(c.qpA, 10, Opcode.SEND, 0, c.mrA, 0, 8));
+        assertSame(c.cqB, c.chB.await(TimeUnit.SECONDS.toNanos(5)), "still armed for the next completion");
+        c.cqB.acknowledgeEvents(1);
+        assertEquals(1, c.poll(c.cqB).wrId());
+        assertEquals(Errno.OK, c.cqB.requestNotify(true));
+        assertEquals(Errno.OK, c.cqB.requestNotify(false));
+        assertEquals(Errno.OK, c.send(c.qpA, 11, Opcode.SEND, 0, c.mrA, 0, 8));
+        assertSame(c.cqB, c.chB.await(TimeUnit.SECONDS.toNanos(5)), "widened to the next completion");
+        c.cqB.acknowledgeEvents(1);
+        assertEquals(2, c.poll(c.cqB).wrId());
     }
 
     // 16

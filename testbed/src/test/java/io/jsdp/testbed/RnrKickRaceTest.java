@@ -1,0 +1,118 @@
+package io.jsdp.testbed;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.jsdp.verbs.Errno;
+import io.jsdp.verbs.conformance.Connection;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The receiver-not-ready kick: a requester stalled for lack of a receive is retried at once, from the
+ * responder's thread, when the responder posts one. The requester waits for each send to complete
+ * before the next (so its own posts never retry a stalled send) and the responder's RNR timer is a
+ * minute: a kick lost to a race shows as a message that does not arrive within the test's 10 s wait.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class RnrKickRaceTest extends TwoDeviceTest {
+    private static final int MESSAGES = 20_000;
+    private static final int WINDOW = 16;
+    private static final long SEED = System.nanoTime();
+
+    @Test
+    void receivesPostedAtRandomMomentsDeliverEverySendExactlyOnceInOrder() throws Exception {
+        Connection.Options o = new Connection.Options().rnrRetry(7);
+        o.attrsA().maxSendWr(WINDOW);
+        o.attrsB().maxRecvWr(WINDOW).minRnrTimerNs(TimeUnit.MINUTES.toNanos(1));
+        Connection c = connect(o);
+        Endpoint requester = new Endpoint(c.qpA, c.cqA, c.mrA, WINDOW);
+        Endpoint responder = new Endpoint(c.qpB, c.cqB, c.mrB, WINDOW);
+        Workers.run(TimeUnit.SECONDS.toNanos(50),
+            () -> {
+                SplittableRandom random = new SplittableRandom(SEED);
+                for (long i = 0; i < MESSAGES; i++) {
+                    requester.send(i);
+                    // Stop and wait: no later post runs a stalled send again, only the responder's kick does.
+                    requester.awaitSends();
+                    pause(random);
+                }
+            },
+            () -> {
+                SplittableRandom random = new SplittableRandom(SEED + 1);
+                long expected = 0;
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (expected < MESSAGES) {
+                    // post at random moments: sometimes several receives, sometimes none, before polling
+                    int posts = random.nextInt(3);
+                    for (int k = 0; k < posts && responder.recvPosted < MESSAGES
+                        && responder.recvPosted - responder.recvDone < WINDOW; k++) {
+                        assertEquals(Errno.OK, responder.postRecv());
+                    }
+                    pause(random);
+                    responder.pollOnce();
+                    while (responder.hasMessage()) {
+                        assertEquals(expected, responder.receive(), "seed " + SEED);
+                        expected++;
+                        deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                    }
+                    assertTrue(System.nanoTime() - deadline < 0, "message " + expected
+                        + " did not arrive within 10 s of the previous one (a lost kick waits out the RNR timer); seed "
+                        + SEED);
+                }
+            });
+        assertEquals(MESSAGES, responder.recvDone, "seed " + SEED);
+        assertTrue(soft(c.qpA).rnrNaks() > 0, "the race was exercised: some sends found no receive");
+    }
+
+    @Test
+    void receivePostedJustAsASendFindsNoneAlwaysKicksTheSend() throws Exception {
+        // Each round: one thread sends while no receive is posted, the other posts the receive at nearly
+        // the same moment. Whichever wins, the message must arrive at once: the RNR timer is a minute.
+        Connection.Options o = new Connection.Options().rnrRetry(7);
+        o.attrsB().minRnrTimerNs(TimeUnit.MINUTES.toNanos(1));
+        Connection c = connect(o);
+        Endpoint requester = new Endpoint(c.qpA, c.cqA, c.mrA, WINDOW);
+        Endpoint responder = new Endpoint(c.qpB, c.cqB, c.mrB, WINDOW);
+        Workers.race(20_000, TimeUnit.SECONDS.toNanos(40), new Workers.Round() {
+            @Override
+            public void setUp(int i) {
+            }
+
+            @Override
+            public void race(int racer) {
+                if (racer == 0) {
+                    requester.send(requester.sendPosted);
+                } else {
+                    assertEquals(Errno.OK, responder.postRecv());
+                }
+            }
+
+            @Override
+            public void check(int i) {
+                assertEquals(i, responder.receive(), "round " + i);
+                requester.awaitSends();
+            }
+        });
+        assertTrue(soft(c.qpA).rnrNaks() > 0, "some rounds the send found no receive");
+    }
+
+    private static void pause(SplittableRandom random) {
+        switch (random.nextInt(4)) {
+            case 0:
+                break;
+            case 1:
+                Thread.onSpinWait();
+                break;
+            case 2:
+                Thread.yield();
+                break;
+            default:
+                LockSupport.parkNanos(random.nextInt(20_000));
+                break;
+        }
+    }
+}
