@@ -7,13 +7,23 @@ import java.nio.ByteBuffer;
 /**
  * One receive-queue slot: a snapshot of a {@link ReceiveWorkRequest} with its entries resolved at post
  * time. Problems are recorded, not reported: as on hardware, a bad receive fails when a message
- * consumes it. Owned by the queue pair's receive lock.
+ * consumes it.
+ *
+ * <p>A one-entry receive (the common case) lives in the scalar fields only, so the requester that
+ * consumes it reads one object, not five; receives with more entries use the arrays. Written by the
+ * posting thread before {@link ReceiveRing} publishes the slot, read by the consumer after.
  */
 final class RecvWqe {
+    @SuppressWarnings("unused") // accessed through ReceiveRing.SEQ
+    private volatile long seq;
     long wrId;
     int count;
     long capacity;
     boolean invalid;
+    ByteBuffer buf0;
+    int off0;
+    int len0;
+    SoftMemoryRegion mr0;
     final ByteBuffer[] buf;
     final int[] off;
     final int[] len;
@@ -39,10 +49,20 @@ final class RecvWqe {
             if (l != 0 && (m == null || m.pd() != pd || !m.contains(a, l) || (m.access() & Access.LOCAL_WRITE) == 0)) {
                 invalid = true;
             }
-            buf[i] = m == null ? null : m.buffer();
-            off[i] = m == null ? 0 : m.offsetOf(a);
-            len[i] = l;
-            mr[i] = m;
+            ByteBuffer b = m == null ? null : m.buffer();
+            int o = m == null ? 0 : m.offsetOf(a);
+            if (i == 0) {
+                buf0 = b;
+                off0 = o;
+                len0 = l;
+                mr0 = m;
+            }
+            if (n > 1) {
+                buf[i] = b;
+                off[i] = o;
+                len[i] = l;
+                mr[i] = m;
+            }
             sum += l;
         }
         count = n;
@@ -54,6 +74,9 @@ final class RecvWqe {
         if (invalid) {
             return false;
         }
+        if (count == 1) {
+            return mr0 == null || !mr0.isClosed();
+        }
         for (int i = 0; i < count; i++) {
             SoftMemoryRegion m = mr[i];
             if (m != null && m.isClosed()) {
@@ -61,5 +84,28 @@ final class RecvWqe {
             }
         }
         return true;
+    }
+
+    /** Copies a send's payload (its resolved local entries) into this receive. */
+    void scatterFrom(SendWqe w) {
+        if (count == 1 && w.count == 1) {
+            if (w.len[0] > 0) {
+                buf0.put(off0, w.buf[0], w.off[0], w.len[0]);
+            }
+            return;
+        }
+        if (count == 1) {
+            // few entries on the sending side: copy each into the one receive buffer
+            int pos = off0;
+            for (int i = 0; i < w.count; i++) {
+                int l = w.len[i];
+                if (l > 0) {
+                    buf0.put(pos, w.buf[i], w.off[i], l);
+                    pos += l;
+                }
+            }
+            return;
+        }
+        ScatterGather.copy(w.buf, w.off, w.len, w.count, buf, off, len, count);
     }
 }

@@ -41,7 +41,8 @@ final class SoftCompletionChannel implements CompletionChannel, SoftDevice.SoftO
     void signal(SoftCompletionQueue cq) {
         lock.lock();
         try {
-            if (!closed) {
+            // A queue closed meanwhile leaves no stale event (close sets its flag before forget()).
+            if (!closed && !cq.isClosed()) {
                 ready.addLast(cq);
                 fired.signal();
             }

@@ -14,35 +14,51 @@ import io.jsdp.verbs.WorkCompletion;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * A SoftRdma completion queue: a ring of preallocated entries with many producers (the threads that
- * execute requests: posters, the peer's threads, the agent) and any number of pollers.
+ * A SoftRdma completion queue: a lock-free bounded ring with many producers (whoever executes a
+ * request: posters, the peer's threads, the agent) and many pollers.
  *
- * <p>Memory order: a producer fills an entry, then publishes it with a release store of {@code tail};
- * a poller reads {@code tail} with acquire before reading entries, so the entry and the data the
- * request moved before it are visible. The poller frees entries with a release store of
- * {@code head}, which producers read with acquire for the overflow check. An empty poll touches no
- * lock: it reads {@code tail} and compares.
+ * <h2>Memory order</h2>
+ * Every entry carries a sequence number, and only producers write entries. A producer claims position
+ * {@code t} by a CAS of {@code tail} once {@code t - head < size} (it keeps a cached copy of
+ * {@code head} and reads the pollers' line only when the ring looks full), fills the entry, then
+ * publishes it by storing {@code seq = t + 1}. A poller that reads {@code seq == h + 1} (acquire) sees
+ * the entry and the payload the request copied before it; it copies the entry out first and then
+ * claims it by a CAS of {@code head}: while {@code head == h} no producer may reuse the slot, so what it
+ * copied is stable, and a failed CAS means another poller took it. Pollers never write entries, so an
+ * entry's cache line only ever travels from producer to poller; {@code head} and {@code tail} sit on
+ * separate lines (padding). An empty poll is two loads.
  *
- * <p>Overflow (more completions than the capacity) puts the queue in error, as rxe does: polls then
- * return {@code -EOVERFLOW} and the queue pairs using it go to the error state.
+ * <h2>Arming</h2>
+ * The one-shot arm state is a Dekker pair with publication: a producer publishes with a volatile store
+ * and then reads the arm (volatile); {@link #requestNotify} stores the arm (volatile) before the
+ * caller's next poll. So a completion published after an arm always fires it, or the caller's poll
+ * after arming finds the completion (the poll-arm-poll idiom). The arm is cleared by CAS, so one arm
+ * fires one event.
+ *
+ * <p>Overflow (more completions than {@link #capacity()}, the ring size) puts the queue in error, as
+ * rxe does: polls then return {@code -EOVERFLOW} and the queue pairs using it go to the error state.
  */
-final class SoftCompletionQueue implements CompletionQueue, SoftDevice.SoftObject {
+final class SoftCompletionQueue extends CqFields implements CompletionQueue, SoftDevice.SoftObject {
     static final TraceComponent TRACE = Trace.component("cq");
     private static final VarHandle HEAD;
     private static final VarHandle TAIL;
-    private static final int ARM_NONE = 0;
-    private static final int ARM_NEXT = 1;
-    private static final int ARM_SOLICITED = 2;
+    private static final VarHandle ARMED;
+    private static final VarHandle SEQ;
+    static final int ARM_NONE = 0;
+    static final int ARM_NEXT = 1;
+    static final int ARM_SOLICITED = 2;
 
     static {
         try {
             MethodHandles.Lookup l = MethodHandles.lookup();
-            HEAD = l.findVarHandle(SoftCompletionQueue.class, "head", long.class);
-            TAIL = l.findVarHandle(SoftCompletionQueue.class, "tail", long.class);
+            HEAD = l.findVarHandle(CqConsumer.class, "head", long.class);
+            TAIL = l.findVarHandle(CqProducer.class, "tail", long.class);
+            ARMED = l.findVarHandle(CqProducer.class, "armed", int.class);
+            SEQ = l.findVarHandle(Entry.class, "seq", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -50,33 +66,23 @@ final class SoftCompletionQueue implements CompletionQueue, SoftDevice.SoftObjec
 
     private final SoftDevice device;
     private final SoftCompletionChannel channel;
-    private final int capacity;
+    private final int size;
     private final int mask;
     private final Entry[] ring;
     private final Tracked tracked;
-    private final ReentrantLock produceLock = new ReentrantLock();
-    private final ReentrantLock pollLock = new ReentrantLock();
-    /** Next entry to poll; written by pollers under pollLock (release), read by producers (acquire). */
-    @SuppressWarnings("unused")
-    private volatile long head;
-    /** Next entry to fill; written by producers under produceLock (release), read by pollers (acquire). */
-    @SuppressWarnings("unused")
-    private volatile long tail;
-    /** One-shot arm state; guarded by produceLock. */
-    private int armed = ARM_NONE;
     /** Set once on overflow; never cleared. */
     private volatile boolean error;
+    private final AtomicBoolean overflowReported = new AtomicBoolean();
     private final AtomicInteger eventsDelivered = new AtomicInteger();
     private final AtomicInteger eventsAcked = new AtomicInteger();
     /** Queue pairs using this queue (send or receive side, once per side). */
     final CopyOnWriteArrayList<SoftQueuePair> users = new CopyOnWriteArrayList<>();
-    private volatile boolean closed;
+    private final AtomicBoolean closed = new AtomicBoolean();
 
-    SoftCompletionQueue(SoftDevice device, SoftCompletionChannel channel, int capacity) {
+    SoftCompletionQueue(SoftDevice device, SoftCompletionChannel channel, int entries) {
         this.device = device;
         this.channel = channel;
-        this.capacity = capacity;
-        int size = Integer.highestOneBit(Math.max(1, capacity - 1)) << 1;
+        this.size = Integer.highestOneBit(Math.max(1, entries - 1)) << 1;
         this.mask = size - 1;
         this.ring = new Entry[size];
         for (int i = 0; i < size; i++) {
@@ -85,7 +91,7 @@ final class SoftCompletionQueue implements CompletionQueue, SoftDevice.SoftObjec
         if (channel != null) {
             channel.users.incrementAndGet();
         }
-        this.tracked = device.resources().track(this, "CQ", "CQ of " + capacity + " on " + device.name());
+        this.tracked = device.resources().track(this, "CQ", "CQ of " + size + " on " + device.name());
         device.register(this);
     }
 
@@ -94,57 +100,65 @@ final class SoftCompletionQueue implements CompletionQueue, SoftDevice.SoftObjec
     }
 
     /**
-     * Adds a completion. Called by whoever executed the request.
+     * Adds a completion. Called by whoever executed the request; allocates nothing, takes no lock.
      *
      * @return false when the queue is in error or just overflowed (the completion is lost)
      */
     boolean push(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int immData, int flags,
                  int qpNumber, boolean solicited) {
-        boolean fire = false;
-        produceLock.lock();
-        try {
-            if (error || closed) {
-                return false;
-            }
-            long t = (long) TAIL.getOpaque(this);
-            if (t - (long) HEAD.getAcquire(this) >= capacity) {
-                overflowLocked();
-                return false;
-            }
-            Entry e = ring[(int) t & mask];
-            e.wrId = wrId;
-            e.status = status;
-            e.opcode = opcode;
-            e.byteLen = byteLen;
-            e.immData = immData;
-            e.flags = flags;
-            e.qpNumber = qpNumber;
-            TAIL.setRelease(this, t + 1);
-            int a = armed;
-            if (a == ARM_NEXT || (a == ARM_SOLICITED && (solicited || status != WcStatus.SUCCESS))) {
-                armed = ARM_NONE;
-                fire = true;
-            }
-        } finally {
-            produceLock.unlock();
+        if (error || closed.get()) {
+            return false;
         }
-        if (fire) {
-            channel.signal(this);
+        Entry e;
+        long t;
+        while (true) {
+            t = (long) TAIL.getOpaque(this);
+            if (t - headCache >= size) {
+                long h = (long) HEAD.getAcquire(this);
+                headCache = h;
+                if (t - h >= size) {
+                    overflow();
+                    return false;
+                }
+            }
+            if (TAIL.compareAndSet(this, t, t + 1)) {
+                e = ring[(int) t & mask];
+                break;
+            }
+        }
+        e.wrId = wrId;
+        e.status = status;
+        e.opcode = opcode;
+        e.byteLen = byteLen;
+        e.immData = immData;
+        e.flags = flags;
+        e.qpNumber = qpNumber;
+        SEQ.setVolatile(e, t + 1); // publish; volatile: ordered before the arm read below (Dekker)
+        int a = (int) ARMED.getVolatile(this);
+        while (a != ARM_NONE && (a == ARM_NEXT || solicited || status != WcStatus.SUCCESS)) {
+            if (ARMED.compareAndSet(this, a, ARM_NONE)) {
+                channel.signal(this);
+                break;
+            }
+            a = (int) ARMED.getVolatile(this);
         }
         return true;
     }
 
-    private void overflowLocked() {
+    private void overflow() {
         error = true;
-        if (TRACE.on(TraceLevel.ERROR)) {
-            TRACE.record(TraceLevel.ERROR, "cq.overflow", capacity);
+        if (!overflowReported.compareAndSet(false, true)) {
+            return;
         }
-        if (armed != ARM_NONE && channel != null) {
-            armed = ARM_NONE;
-            channel.signal(this);
+        if (TRACE.on(TraceLevel.ERROR)) {
+            TRACE.record(TraceLevel.ERROR, "cq.overflow", size);
+        }
+        int a = (int) ARMED.getAndSet(this, ARM_NONE);
+        if (a != ARM_NONE && channel != null) {
+            channel.signal(this); // errors wake any arm
         }
         // rxe: IB_EVENT_CQ_ERR, the queue pairs feeding it go to the error state. Done on the agent:
-        // the caller holds queue-pair locks.
+        // the caller may hold queue-pair locks.
         device.schedule(() -> {
             for (SoftQueuePair qp : users) {
                 qp.enterError("completion queue overflow");
@@ -157,24 +171,22 @@ final class SoftCompletionQueue implements CompletionQueue, SoftDevice.SoftObjec
         if (error) {
             return -Errno.EOVERFLOW;
         }
-        long t = (long) TAIL.getAcquire(this);
-        if (t == (long) HEAD.getOpaque(this)) {
-            return 0;
-        }
-        pollLock.lock();
-        try {
+        int limit = Math.min(max, completions.length);
+        int n = 0;
+        while (n < limit) {
             long h = (long) HEAD.getOpaque(this);
-            t = (long) TAIL.getAcquire(this);
-            int n = (int) Math.min(Math.min(max, completions.length), t - h);
-            for (int i = 0; i < n; i++) {
-                Entry e = ring[(int) (h + i) & mask];
-                completions[i].set(e.wrId, e.status, e.opcode, e.byteLen, e.immData, e.flags, e.qpNumber);
+            Entry e = ring[(int) h & mask];
+            if ((long) SEQ.getAcquire(e) != h + 1) {
+                break; // empty (or the producer of position h has not published yet)
             }
-            HEAD.setRelease(this, h + n);
-            return n;
-        } finally {
-            pollLock.unlock();
+            WorkCompletion wc = completions[n];
+            wc.set(e.wrId, e.status, e.opcode, e.byteLen, e.immData, e.flags, e.qpNumber);
+            if (HEAD.compareAndSet(this, h, h + 1)) {
+                n++;
+            }
+            // else another poller took position h: what was copied is overwritten next round
         }
+        return n;
     }
 
     @Override
@@ -185,17 +197,16 @@ final class SoftCompletionQueue implements CompletionQueue, SoftDevice.SoftObjec
         if (error) {
             return Errno.EIO;
         }
-        produceLock.lock();
-        try {
+        while (true) {
+            int a = (int) ARMED.getVolatile(this);
             // IBA C11-31/C11-32 (rxe/rvt req_notify_cq): solicited-only never narrows a pending
             // next-completion arm; next-completion widens a solicited-only one.
-            if (armed != ARM_NEXT) {
-                armed = solicitedOnly ? ARM_SOLICITED : ARM_NEXT;
+            int wanted = solicitedOnly && a != ARM_NEXT ? ARM_SOLICITED : ARM_NEXT;
+            if (a == wanted || ARMED.compareAndSet(this, a, wanted)) {
+                VarHandle.fullFence(); // the caller's next poll is ordered after the arm (see class doc)
+                return Errno.OK;
             }
-        } finally {
-            produceLock.unlock();
         }
-        return Errno.OK;
     }
 
     void eventDelivered() {
@@ -207,14 +218,19 @@ final class SoftCompletionQueue implements CompletionQueue, SoftDevice.SoftObjec
         eventsAcked.addAndGet(count);
     }
 
+    /** The ring size: the verbs "actual cqe", at least the requested entries. */
     @Override
     public int capacity() {
-        return capacity;
+        return size;
     }
 
     @Override
     public CompletionChannel channel() {
         return channel;
+    }
+
+    boolean isClosed() {
+        return closed.get();
     }
 
     /** The number of completions waiting to be polled. */
@@ -224,7 +240,7 @@ final class SoftCompletionQueue implements CompletionQueue, SoftDevice.SoftObjec
 
     @Override
     public void close() throws VerbsException {
-        if (closed) {
+        if (closed.get()) {
             return;
         }
         if (!users.isEmpty()) {
@@ -240,14 +256,8 @@ final class SoftCompletionQueue implements CompletionQueue, SoftDevice.SoftObjec
 
     @Override
     public void forceClose() {
-        produceLock.lock();
-        try {
-            if (closed) {
-                return;
-            }
-            closed = true;
-        } finally {
-            produceLock.unlock();
+        if (!closed.compareAndSet(false, true)) {
+            return;
         }
         if (channel != null) {
             channel.forget(this);
@@ -257,8 +267,10 @@ final class SoftCompletionQueue implements CompletionQueue, SoftDevice.SoftObjec
         tracked.release();
     }
 
-    /** One completion slot; fields written by a producer before the tail release. */
-    private static final class Entry {
+    /** One completion slot; fields written by a producer before its sequence number is published. */
+    static final class Entry {
+        @SuppressWarnings("unused") // accessed through SEQ
+        private volatile long seq;
         long wrId;
         WcStatus status;
         WcOpcode opcode;
@@ -267,4 +279,32 @@ final class SoftCompletionQueue implements CompletionQueue, SoftDevice.SoftObjec
         int flags;
         int qpNumber;
     }
+}
+
+/** Padding before the producers' fields, so they share no cache line with the object header or config. */
+abstract class CqPad0 {
+    long p00, p01, p02, p03, p04, p05, p06, p07;
+}
+
+/** Fields the producers write: the claim counter and the one-shot arm (read by every producer). */
+abstract class CqProducer extends CqPad0 {
+    volatile long tail;
+    volatile int armed;
+    /** The producers' last read of head (racy: only ever too low, which errs towards re-reading). */
+    long headCache;
+}
+
+/** Padding between producers and pollers. */
+abstract class CqPad1 extends CqProducer {
+    long p10, p11, p12, p13, p14, p15, p16, p17;
+}
+
+/** The field pollers write. */
+abstract class CqConsumer extends CqPad1 {
+    volatile long head;
+}
+
+/** Padding after the pollers' field. */
+abstract class CqFields extends CqConsumer {
+    long p20, p21, p22, p23, p24, p25, p26, p27;
 }

@@ -43,7 +43,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * must go to the error state flushes its receive queue at once and its send queue on the agent, so it
  * never takes its own send lock while the requester holds the requester's.
  */
-final class SoftQueuePair implements QueuePair, SoftDevice.SoftObject {
+final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.SoftObject {
     static final TraceComponent TRACE = Trace.component("qp");
     private static final AtomicInteger NUMBERS = new AtomicInteger(1);
 
@@ -84,32 +84,22 @@ final class SoftQueuePair implements QueuePair, SoftDevice.SoftObject {
     private volatile int retryCount;
     private volatile int rnrRetryCount;
 
-    // ---- send queue: guarded by sqLock ----
+    // ---- send queue: guarded by sqLock; its counters live in QpSendState, on their own cache lines ----
     private final ReentrantLock sqLock = new ReentrantLock();
     private final SendWqe[] sq;
     private final int sqMask;
-    private long sqPost;
-    private long sqExec;
-    private long sqDone;
-    private long sqReclaimed;
-    private int readsInFlight;
-    private boolean retryScheduled;
-    /** Requests sent again after an ACK timeout expired, and RNR NAKs received, since creation; for tests and dumps. */
-    private long transportRetries;
-    private long rnrNaks;
     /**
      * Written under sqLock: by our progress, and by the peer's responder (in our thread, which holds our
-     * sqLock) when it answers RNR while holding its rqLock. Read without a lock by the peer's postRecv,
-     * after its rqLock, which orders it after any RNR that responder gave us (see rnrLocked).
+     * sqLock) when it answers RNR. Read without a lock by the peer's postRecv (see {@link ReceiveRing}
+     * for the handshake that makes the RNR mark and a new receive always see each other).
      */
-    private volatile int stall = STALL_NONE;
+    private final Stall stall = new Stall();
 
-    // ---- receive queue and responder: guarded by rqLock ----
+    // ---- receive queue: lock-free between posters and the consumer (ReceiveRing) ----
+    // rqLock: the one consumer at a time (the peer's requester executing against us, or our own flush)
+    // and the responder's state changes.
     private final ReentrantLock rqLock = new ReentrantLock();
-    private final RecvWqe[] rq;
-    private final int rqMask;
-    private long rqPost;
-    private long rqCons;
+    private final ReceiveRing ring;
 
     SoftQueuePair(SoftDevice device, SoftProtectionDomain pd, QueuePairAttributes a) throws VerbsException {
         if (!(a.sendCq() instanceof SoftCompletionQueue) || !(a.recvCq() instanceof SoftCompletionQueue)) {
@@ -147,12 +137,7 @@ final class SoftQueuePair implements QueuePair, SoftDevice.SoftObject {
         for (int i = 0; i < sqSize; i++) {
             sq[i] = new SendWqe(maxSendSge, maxInline);
         }
-        int rqSize = ringSize(maxRecvWr);
-        this.rq = new RecvWqe[rqSize];
-        this.rqMask = rqSize - 1;
-        for (int i = 0; i < rqSize; i++) {
-            rq[i] = new RecvWqe(maxRecvSge);
-        }
+        this.ring = new ReceiveRing(maxRecvWr, maxRecvSge);
         pd.users.incrementAndGet();
         scq.users.add(this);
         rcq.users.add(this);
@@ -245,31 +230,33 @@ final class SoftQueuePair implements QueuePair, SoftDevice.SoftObject {
         if (r.numSge() > maxRecvSge) {
             return Errno.EINVAL;
         }
-        rqLock.lock();
-        try {
-            QpState s = state;
-            if (s == QpState.RESET || destroyed) {
-                return Errno.EINVAL;
-            }
-            if (rqPost - rqCons >= maxRecvWr) {
-                return Errno.ENOMEM;
-            }
-            rq[(int) rqPost & rqMask].load(r, pd, device.memoryRegions);
-            rqPost++;
-            if (TRACE.on(TraceLevel.HOT_ENTRY_EXIT)) {
-                TRACE.record(TraceLevel.HOT_ENTRY_EXIT, "qp.postRecv", qpNumber, r.wrId());
-            }
-            if (s == QpState.ERROR) {
-                flushRecvLocked();
-                return Errno.OK;
-            }
-        } finally {
-            rqLock.unlock();
+        QpState s = state;
+        if (s == QpState.RESET || destroyed) {
+            return Errno.EINVAL;
         }
-        // A requester stalled for lack of a receive retries now, in this thread. Reading the stall after
-        // our rqLock pairs with rnrLocked(): an RNR decided before our post is seen here.
+        long position = ring.claim();
+        if (position < 0) {
+            return Errno.ENOMEM;
+        }
+        ring.slot(position).load(r, pd, device.memoryRegions);
+        ring.publish(position);
+        if (TRACE.on(TraceLevel.HOT_ENTRY_EXIT)) {
+            TRACE.record(TraceLevel.HOT_ENTRY_EXIT, "qp.postRecv", qpNumber, r.wrId());
+        }
+        if (state == QpState.ERROR) {
+            // posted in (or racing with a move to) ERROR: flushed at once
+            rqLock.lock();
+            try {
+                flushRecvLocked();
+            } finally {
+                rqLock.unlock();
+            }
+            return Errno.OK;
+        }
+        // A requester stalled for lack of a receive retries now, in this thread. The stall is read after
+        // the volatile publication (ReceiveRing: the RNR-kick handshake).
         SoftQueuePair p = peer;
-        if (p != null && p.stall == STALL_RNR) {
+        if (p != null && p.stall.get() == STALL_RNR) {
             p.kick();
         }
         return Errno.OK;
@@ -290,9 +277,11 @@ final class SoftQueuePair implements QueuePair, SoftDevice.SoftObject {
                         sqDone = sqPost;
                         sqReclaimed = sqPost;
                         readsInFlight = 0;
-                        rqCons = rqPost;
+                        while (ring.peek() != null) {
+                            ring.advance(); // discarded: RESET completes nothing
+                        }
                         peer = null;
-                        stall = STALL_NONE;
+                        stall.set(STALL_NONE);
                         transition(QpState.RESET, "modify");
                     } finally {
                         rqLock.unlock();
@@ -333,7 +322,7 @@ final class SoftQueuePair implements QueuePair, SoftDevice.SoftObject {
                 }
                 destroyed = true;
                 peer = null;
-                stall = STALL_NONE;
+                stall.set(STALL_NONE);
             } finally {
                 rqLock.unlock();
             }
@@ -431,14 +420,14 @@ final class SoftQueuePair implements QueuePair, SoftDevice.SoftObject {
             if (w.notBeforeNs != 0) {
                 long waitNs = w.notBeforeNs - System.nanoTime();
                 if (waitNs > 0) {
-                    stall = STALL_DELAY;
+                    stall.set(STALL_DELAY);
                     scheduleRetryLocked(waitNs);
                     break;
                 }
                 w.notBeforeNs = 0;
             }
             if ((w.flags & SendFlags.FENCE) != 0 && readsInFlight > 0) {
-                stall = STALL_FENCE;
+                stall.set(STALL_FENCE);
                 break;
             }
             if (w.awaitingAck) {
@@ -473,7 +462,7 @@ final class SoftQueuePair implements QueuePair, SoftDevice.SoftObject {
                 continue;
             }
             if (r == EXEC_RNR) {
-                stall = STALL_RNR;
+                stall.set(STALL_RNR);
                 rnrNaks++;
                 if (retryScheduled) {
                     break;
@@ -493,7 +482,7 @@ final class SoftQueuePair implements QueuePair, SoftDevice.SoftObject {
             }
             // EXEC_NO_ACK: the peer did not answer; wait out the ACK timeout (above: retry or fail then).
             // A timer already pending (another stall's) runs the request again first.
-            stall = STALL_NO_ACK;
+            stall.set(STALL_NO_ACK);
             if (!retryScheduled) {
                 w.awaitingAck = true;
                 scheduleRetryLocked(attributes.ackTimeoutNs());
@@ -501,7 +490,7 @@ final class SoftQueuePair implements QueuePair, SoftDevice.SoftObject {
             break;
         }
         if (sqExec == sqPost && readsInFlight == 0) {
-            stall = STALL_NONE;
+            stall.set(STALL_NONE);
         }
         emitCompletionsLocked();
     }
@@ -600,7 +589,7 @@ final class SoftQueuePair implements QueuePair, SoftDevice.SoftObject {
         if (state != QpState.ERROR) {
             transition(QpState.ERROR, "error");
         }
-        stall = STALL_NONE;
+        stall.set(STALL_NONE);
         for (long i = sqDone; i < sqPost; i++) {
             SendWqe w = sq[(int) i & sqMask];
             if (w.state != SendWqe.DONE) {
@@ -633,26 +622,29 @@ final class SoftQueuePair implements QueuePair, SoftDevice.SoftObject {
             if (!readyToRespond()) {
                 return EXEC_NO_ACK;
             }
-            if (rqCons == rqPost) {
-                return rnrLocked(requester);
+            RecvWqe r = ring.peek();
+            if (r == null && (r = rnrLocked(requester)) == null) {
+                return EXEC_RNR;
             }
-            RecvWqe r = rq[(int) rqCons & rqMask];
-            rqCons++;
+            long wrId = r.wrId;
             if (!r.usable()) {
-                recvCq.push(r.wrId, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, 0, qpNumber, true);
+                ring.advance();
+                recvCq.push(wrId, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, 0, qpNumber, true);
                 responderErrorLocked("bad receive");
                 w.complete(WcStatus.REM_OP_ERR);
                 return EXEC_DONE;
             }
             if (w.total > r.capacity) {
-                recvCq.push(r.wrId, WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, 0, 0, qpNumber, true);
+                ring.advance();
+                recvCq.push(wrId, WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, 0, 0, qpNumber, true);
                 responderErrorLocked("receive too small");
                 w.complete(WcStatus.REM_INV_REQ_ERR);
                 return EXEC_DONE;
             }
-            ScatterGather.copy(w.buf, w.off, w.len, w.count, r.buf, r.off, r.len, r.count);
+            r.scatterFrom(w);
+            ring.advance();
             boolean imm = w.opcode == Opcode.SEND_WITH_IMM;
-            recvCq.push(r.wrId, WcStatus.SUCCESS, WcOpcode.RECV, (int) w.total, imm ? w.immData : 0,
+            recvCq.push(wrId, WcStatus.SUCCESS, WcOpcode.RECV, (int) w.total, imm ? w.immData : 0,
                 imm ? WorkCompletion.WITH_IMM : 0, qpNumber, (w.flags & SendFlags.SOLICITED) != 0);
             w.complete(WcStatus.SUCCESS);
             return EXEC_DONE;
@@ -668,8 +660,9 @@ final class SoftQueuePair implements QueuePair, SoftDevice.SoftObject {
                 return EXEC_NO_ACK;
             }
             boolean withImm = w.opcode == Opcode.RDMA_WRITE_WITH_IMM;
-            if (withImm && rqCons == rqPost) {
-                return rnrLocked(requester);
+            RecvWqe r = null;
+            if (withImm && (r = ring.peek()) == null && (r = rnrLocked(requester)) == null) {
+                return EXEC_RNR;
             }
             // A zero-length RDMA operation needs no key (IBA C9-88; SDP keepalives rely on it).
             if (w.total > 0) {
@@ -685,10 +678,10 @@ final class SoftQueuePair implements QueuePair, SoftDevice.SoftObject {
                 ScatterGather.copy(w.buf, w.off, w.len, w.count, w.remoteBuf, w.remoteOff, w.remoteLen, 1);
                 w.remoteBuf[0] = null;
             }
-            if (withImm) {
-                RecvWqe r = rq[(int) rqCons & rqMask];
-                rqCons++;
-                recvCq.push(r.wrId, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, (int) w.total, w.immData,
+            if (r != null) {
+                long wrId = r.wrId;
+                ring.advance();
+                recvCq.push(wrId, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, (int) w.total, w.immData,
                     WorkCompletion.WITH_IMM, qpNumber, (w.flags & SendFlags.SOLICITED) != 0);
             }
             w.complete(WcStatus.SUCCESS);
@@ -725,15 +718,19 @@ final class SoftQueuePair implements QueuePair, SoftDevice.SoftObject {
     }
 
     /**
-     * No receive for the requester's message: RNR. The requester's stall is marked here, under our
-     * rqLock, not after it returns: postRecv reads the stall after taking the same lock, so a receive
-     * posted after this check always sees the stall and kicks. (Marked later, a receive posted in between
-     * found no stall, did not kick, and the send waited out a whole RNR timer.) The requester's thread
-     * holds the requester's sqLock, which guards the field.
+     * No receive for the requester's message: RNR. The requester's stall is marked here, before we
+     * return, with a fenced store, and the ring is read once more: a receive posted after our first look
+     * either is found now or its poster sees the mark and kicks. (Marked later, a receive posted in
+     * between found no stall, did not kick, and the send waited out a whole RNR timer.) The requester's
+     * thread holds the requester's sqLock, which guards the field.
+     *
+     * @return a receive that arrived meanwhile, or null for RNR
      */
-    private int rnrLocked(SoftQueuePair requester) {
-        requester.stall = STALL_RNR;
-        return EXEC_RNR;
+    private RecvWqe rnrLocked(SoftQueuePair requester) {
+        requester.stall.setFenced(STALL_RNR);
+        // Look again after the fenced mark: a receive published before it is found here; one published
+        // after it sees the mark and kicks (ReceiveRing, the RNR-kick handshake).
+        return ring.peek();
     }
 
     /** The region an RDMA request may touch, checked as rxe's check_rkey does; null when refused. */
@@ -764,10 +761,11 @@ final class SoftQueuePair implements QueuePair, SoftDevice.SoftObject {
     }
 
     private void flushRecvLocked() {
-        while (rqCons < rqPost) {
-            RecvWqe r = rq[(int) rqCons & rqMask];
-            rqCons++;
-            recvCq.push(r.wrId, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, 0, 0, qpNumber, false);
+        RecvWqe r;
+        while ((r = ring.peek()) != null) {
+            long wrId = r.wrId;
+            ring.advance();
+            recvCq.push(wrId, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, 0, 0, qpNumber, false);
         }
     }
 
@@ -815,16 +813,38 @@ final class SoftQueuePair implements QueuePair, SoftDevice.SoftObject {
 
     /** Posted receives not yet consumed; for tests and dumps. */
     int postedReceives() {
-        rqLock.lock();
-        try {
-            return (int) (rqPost - rqCons);
-        } finally {
-            rqLock.unlock();
-        }
+        return ring.posted();
     }
 
     @Override
     public String toString() {
         return "QP " + qpNumber + " on " + device.name() + " (" + state + ")";
     }
+}
+
+/** Padding before the send-queue counters. */
+abstract class QpPad0 {
+    long p00, p01, p02, p03, p04, p05, p06, p07;
+}
+
+/**
+ * The send queue's counters, guarded by the queue pair's sqLock. Written on every post; kept off the
+ * cache lines of the fields the peer's thread reads on every message (state, ring, completion queue),
+ * so a requester that is also a responder does not make its peer miss.
+ */
+abstract class QpSendState extends QpPad0 {
+    long sqPost;
+    long sqExec;
+    long sqDone;
+    long sqReclaimed;
+    int readsInFlight;
+    boolean retryScheduled;
+    /** Requests sent again after an ACK timeout expired, and RNR NAKs received, since creation; for tests and dumps. */
+    long transportRetries;
+    long rnrNaks;
+}
+
+/** Padding after the send-queue counters. */
+abstract class QpFields extends QpSendState {
+    long p10, p11, p12, p13, p14, p15, p16, p17;
 }

@@ -59,6 +59,7 @@ public class PingPongBenchmark {
         private VerbsPair server;
         private Thread echo;
         private volatile boolean running;
+        private final java.util.function.BooleanSupplier isRunning = () -> running;
 
         /** Creates the state (JMH). */
         public SoftRdma() {
@@ -78,8 +79,9 @@ public class PingPongBenchmark {
             client = ends[0];
             server = ends[1];
             echo = new Thread(() -> {
-                while (server.awaitRecv(size, () -> running)) {
+                while (server.awaitRecv(() -> running)) {
                     server.send(size);
+                    server.postRecv(size);
                 }
             }, "softrdma-echo");
             echo.setDaemon(true);
@@ -186,7 +188,9 @@ public class PingPongBenchmark {
     @Benchmark
     public boolean softRdmaSendRecv(SoftRdma s) {
         s.client.send(s.size);
-        return s.client.awaitRecv(s.size, () -> s.running);
+        boolean received = s.client.awaitRecv(s.isRunning);
+        s.client.postRecv(s.size);
+        return received;
     }
 
     /**

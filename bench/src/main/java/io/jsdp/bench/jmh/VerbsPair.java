@@ -7,6 +7,7 @@ import io.jsdp.verbs.CmEventType;
 import io.jsdp.verbs.CmId;
 import io.jsdp.verbs.CompletionQueue;
 import io.jsdp.verbs.ConnectionParameters;
+import io.jsdp.verbs.DeviceMemory;
 import io.jsdp.verbs.Errno;
 import io.jsdp.verbs.MemoryRegion;
 import io.jsdp.verbs.ProtectionDomain;
@@ -36,6 +37,7 @@ final class VerbsPair implements AutoCloseable {
     final ProtectionDomain pd;
     final CompletionQueue sendCq;
     final CompletionQueue recvCq;
+    final DeviceMemory memory;
     final MemoryRegion mr;
     final CmEventChannel events;
     CmId id;
@@ -50,7 +52,8 @@ final class VerbsPair implements AutoCloseable {
         pd = device.allocateProtectionDomain();
         sendCq = device.createCompletionQueue(null, QUEUE_DEPTH * 2);
         recvCq = device.createCompletionQueue(null, QUEUE_DEPTH * 2);
-        mr = pd.register(device.allocateMemory(Math.max(bytes, 64) * 2).buffer(), Access.LOCAL_WRITE);
+        memory = device.allocateMemory(Math.max(bytes, 64) * 2);
+        mr = pd.register(memory.buffer(), Access.LOCAL_WRITE);
         events = device.createEventChannel();
     }
 
@@ -119,8 +122,13 @@ final class VerbsPair implements AutoCloseable {
         }
     }
 
-    /** Spins until one receive completes, then posts a fresh receive; false when {@code running} ends first. */
-    boolean awaitRecv(int bytes, java.util.function.BooleanSupplier running) {
+    /**
+     * Spins until one receive completes. The caller reposts the receive with {@link #postRecv} when it
+     * suits it: an echo replies first and replenishes after, off the round trip's critical path.
+     *
+     * @return false when {@code running} turned false first
+     */
+    boolean awaitRecv(java.util.function.BooleanSupplier running) {
         int n;
         int spins = 0;
         while ((n = recvCq.poll(wc, 1)) == 0) {
@@ -132,7 +140,6 @@ final class VerbsPair implements AutoCloseable {
         if (n < 0 || wc[0].status() != WcStatus.SUCCESS) {
             throw new IllegalStateException("receive failed: " + (n < 0 ? Errno.name(n) : wc[0]));
         }
-        postRecv(bytes);
         return true;
     }
 
@@ -161,6 +168,7 @@ final class VerbsPair implements AutoCloseable {
             id.close();
         }
         mr.close();
+        memory.close();
         sendCq.close();
         recvCq.close();
         events.close();
