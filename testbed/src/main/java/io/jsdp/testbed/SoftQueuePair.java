@@ -20,7 +20,6 @@ import io.jsdp.verbs.WcOpcode;
 import io.jsdp.verbs.WcStatus;
 import io.jsdp.verbs.WorkCompletion;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A SoftRdma reliable-connected queue pair, modelled on NTRDMA's queues (seed 003): the send queue is
@@ -85,7 +84,7 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
     private volatile int rnrRetryCount;
 
     // ---- send queue: guarded by sqLock; its counters live in QpSendState, on their own cache lines ----
-    private final ReentrantLock sqLock = new ReentrantLock();
+    private final QpLock sqLock = new QpLock();
     private final SendWqe[] sq;
     private final int sqMask;
     /**
@@ -98,7 +97,7 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
     // ---- receive queue: lock-free between posters and the consumer (ReceiveRing) ----
     // rqLock: the one consumer at a time (the peer's requester executing against us, or our own flush)
     // and the responder's state changes.
-    private final ReentrantLock rqLock = new ReentrantLock();
+    private final QpLock rqLock = new QpLock();
     private final ReceiveRing ring;
 
     SoftQueuePair(SoftDevice device, SoftProtectionDomain pd, QueuePairAttributes a) throws VerbsException {
