@@ -33,6 +33,8 @@ import java.util.concurrent.TimeUnit;
 final class VerbsPair implements AutoCloseable {
     static final int SIGNAL_EVERY = 16;
     private static final int QUEUE_DEPTH = 64;
+    /** The receive buffer sits a page after the send buffer: the peer writes one, this side reads the other. */
+    private static final int RECV_OFFSET = 4096;
 
     final ProtectionDomain pd;
     final CompletionQueue sendCq;
@@ -52,7 +54,7 @@ final class VerbsPair implements AutoCloseable {
         pd = device.allocateProtectionDomain();
         sendCq = device.createCompletionQueue(null, QUEUE_DEPTH * 2);
         recvCq = device.createCompletionQueue(null, QUEUE_DEPTH * 2);
-        memory = device.allocateMemory(Math.max(bytes, 64) * 2);
+        memory = device.allocateMemory(RECV_OFFSET + Math.max(bytes, 64));
         mr = pd.register(memory.buffer(), Access.LOCAL_WRITE);
         events = device.createEventChannel();
     }
@@ -102,7 +104,7 @@ final class VerbsPair implements AutoCloseable {
     }
 
     void postRecv(int bytes) {
-        recv.wrId(1).sge(0, mr.address() + bytes, bytes, mr.lkey());
+        recv.wrId(1).sge(0, mr.address() + RECV_OFFSET, bytes, mr.lkey());
         check(qp.postRecv(recv), "postRecv");
     }
 
