@@ -5,21 +5,13 @@ import io.jsdp.verbs.CmEvent;
 import io.jsdp.verbs.CmEventChannel;
 import io.jsdp.verbs.Errno;
 import io.jsdp.verbs.VerbsException;
-import java.util.ArrayDeque;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 
-/** A SoftRdma connection-manager event channel: a FIFO of events, waited on by parking. */
+/** A SoftRdma connection-manager event channel: a FIFO of events ({@link ParkingQueue}: waiters park). */
 final class SoftCmEventChannel implements CmEventChannel, SoftDevice.SoftObject {
     private final SoftDevice device;
     private final Tracked tracked;
-    private final ReentrantLock lock = new ReentrantLock();
-    private final Condition arrived = lock.newCondition();
-    /** Guarded by lock. */
-    private final ArrayDeque<CmEvent> events = new ArrayDeque<>();
-    /** Guarded by lock. */
-    private boolean closed;
+    private final ParkingQueue<CmEvent> events = new ParkingQueue<>("CM event channel is closed");
     /** Ids using this channel; close() refuses while any is open. */
     final AtomicInteger users = new AtomicInteger();
 
@@ -49,38 +41,12 @@ final class SoftCmEventChannel implements CmEventChannel, SoftDevice.SoftObject 
     }
 
     private void enqueue(CmEvent event) {
-        lock.lock();
-        try {
-            if (!closed) {
-                events.addLast(event);
-                arrived.signal();
-            }
-        } finally {
-            lock.unlock();
-        }
+        events.offer(event, e -> true);
     }
 
     @Override
     public CmEvent poll(long timeoutNs) throws InterruptedException, VerbsException {
-        lock.lockInterruptibly();
-        try {
-            long remainingNs = timeoutNs;
-            while (true) {
-                if (closed) {
-                    throw new VerbsException(Errno.EINVAL, "CM event channel is closed");
-                }
-                CmEvent e = events.pollFirst();
-                if (e != null) {
-                    return e;
-                }
-                if (remainingNs <= 0) {
-                    return null;
-                }
-                remainingNs = arrived.awaitNanos(remainingNs);
-            }
-        } finally {
-            lock.unlock();
-        }
+        return events.poll(timeoutNs);
     }
 
     @Override
@@ -94,18 +60,9 @@ final class SoftCmEventChannel implements CmEventChannel, SoftDevice.SoftObject 
 
     @Override
     public void forceClose() {
-        lock.lock();
-        try {
-            if (closed) {
-                return;
-            }
-            closed = true;
-            events.clear();
-            arrived.signalAll();
-        } finally {
-            lock.unlock();
+        if (events.close()) {
+            device.unregister(this);
+            tracked.release();
         }
-        device.unregister(this);
-        tracked.release();
     }
 }
