@@ -35,12 +35,14 @@ import java.util.concurrent.atomic.AtomicInteger;
  * application").
  *
  * <h2>Locks</h2>
- * {@code sqLock} guards the send queue, {@code rqLock} the receive queue and the responder side (the
- * peer executes its requests against our receive queue and memory under our {@code rqLock}). Order:
- * a thread holds at most one send lock and one receive lock, and takes the send lock first; no thread
- * holding a receive lock waits for a send lock. Completion-queue locks are leaves. A responder that
- * must go to the error state flushes its receive queue at once and its send queue on the agent, so it
- * never takes its own send lock while the requester holds the requester's.
+ * {@code sqLock} guards the send queue. Receives are posted lock-free ({@link ReceiveRing}); {@code rqLock}
+ * admits one consumer of the receive queue at a time and guards the responder side (the peer
+ * executes its requests against our receive queue and memory under our {@code rqLock}). Order: a
+ * thread holds at most one send lock and one receive lock, and takes the send lock first; no thread
+ * holding a receive lock waits for a send lock. Completion queues take no lock. A responder that must
+ * go to the error state flushes its receive queue at once and its send queue on the agent, so it
+ * never takes its own send lock while the requester holds the requester's. Both locks are
+ * {@link QpLock}s: a CAS and a release store.
  */
 final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.SoftObject {
     static final TraceComponent TRACE = Trace.component("qp");
