@@ -1,0 +1,360 @@
+package io.jsdp.testbed.shm;
+
+import io.jsdp.ras.Trace;
+import io.jsdp.ras.TraceComponent;
+import io.jsdp.ras.TraceLevel;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.DirectoryStream;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipal;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The rendezvous directory of the shared-memory fabric: where processes on one host find each other
+ * and their memory. Private to the user: the directory is 0700 and owned by this user (else it is
+ * refused), every file in it 0600.
+ *
+ * <p>Every name carries its owner, so a dead process's files are recognised and reclaimed by anyone
+ * (seed 000):
+ * <ul>
+ *   <li>{@code node-<pid>-<start>.sock}: the process's control socket (Unix domain, {@link ShmNode});</li>
+ *   <li>{@code seg-<pid>-<start>-<n>}: shared-memory segments it allocated ({@link SharedSegment});</li>
+ *   <li>{@code cm-<port>}: a listener entry, whose content is the owner's token;</li>
+ *   <li>{@code tmp-<pid>-<start>-<n>}: a listener entry being written (renamed into place whole).</li>
+ * </ul>
+ * Names only their owner creates (sockets, segments, temporaries) are deleted by whoever finds the
+ * owner dead; a dead process never comes back with the same token, so those deletions cannot race a
+ * new owner. Listener entries change hands, so claiming, releasing and reclaiming them happen under
+ * the directory's {@code lock} file (an fcntl lock, which the kernel drops when its holder dies).
+ */
+public final class Rendezvous {
+    /** System property naming the directory. */
+    public static final String DIR_PROP = "jsdp.soft.dir";
+    static final TraceComponent TRACE = Trace.component("shm");
+    private static final Set<PosixFilePermission> DIR_PERMS = PosixFilePermissions.fromString("rwx------");
+    private static final Set<PosixFilePermission> FILE_PERMS = PosixFilePermissions.fromString("rw-------");
+    private static final String LOCK_FILE = "lock";
+    /** How long a claim waits for another process's claim or reclaim (they take microseconds). */
+    private static final long LOCK_WAIT_NS = TimeUnit.SECONDS.toNanos(5);
+    /**
+     * One JVM may hold the fcntl lock once: a second channel of the same JVM gets
+     * OverlappingFileLockException, so threads of this JVM queue here first. Claims are rare.
+     */
+    private static final ReentrantLock JVM_CLAIM_LOCK = new ReentrantLock();
+    private static final AtomicLong TEMP_NUMBERS = new AtomicLong();
+
+    private final Path dir;
+
+    /**
+     * Opens (creating if needed) the rendezvous directory.
+     *
+     * @param dir the directory
+     * @throws IOException when it cannot be created, or is not a directory private to this user (not
+     *     a symbolic link, owned by this user, mode 0700); the message names the directory and the fix
+     */
+    public Rendezvous(Path dir) throws IOException {
+        this.dir = dir.toAbsolutePath();
+        Path parent = this.dir.getParent();
+        if (parent != null) {
+            Files.createDirectories(parent);
+        }
+        try {
+            // the umask can only clear bits, so the directory is born 0700 or stricter
+            Files.createDirectory(this.dir, PosixFilePermissions.asFileAttribute(DIR_PERMS));
+        } catch (FileAlreadyExistsException exists) {
+            // created earlier or by another process; checked below either way
+        }
+        checkPrivate(this.dir);
+    }
+
+    /**
+     * Refuses a directory another user could reach: a link (which could point anywhere), one owned by
+     * someone else (who could read our segments), or one with group/other access.
+     */
+    private static void checkPrivate(Path dir) throws IOException {
+        PosixFileAttributes a = Files.readAttributes(dir, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        String fix = "; remove it, or set -D" + DIR_PROP + " to a private directory";
+        if (!a.isDirectory()) {
+            throw new IOException("rendezvous directory " + dir + " is not a directory"
+                + (a.isSymbolicLink() ? " but a symbolic link" : "") + fix);
+        }
+        UserPrincipal me = currentUser(dir);
+        if (me != null && !a.owner().equals(me)) {
+            throw new IOException("rendezvous directory " + dir + " is owned by " + a.owner().getName() + ", not by "
+                + me.getName() + fix);
+        }
+        if (!a.permissions().equals(DIR_PERMS)) {
+            throw new IOException("rendezvous directory " + dir + " must be private to its user (rwx------, 0700) but is "
+                + PosixFilePermissions.toString(a.permissions()) + "; chmod 700 it" + fix);
+        }
+    }
+
+    /** This process's user: the owner of /proc/self where it exists, else the user named by user.name. */
+    private static UserPrincipal currentUser(Path dir) {
+        try {
+            return Files.getOwner(Path.of("/proc/self"));
+        } catch (IOException | UnsupportedOperationException noProc) {
+            try {
+                return dir.getFileSystem().getUserPrincipalLookupService()
+                    .lookupPrincipalByName(System.getProperty("user.name"));
+            } catch (IOException | UnsupportedOperationException unknown) {
+                return null; // cannot tell: rely on the mode check
+            }
+        }
+    }
+
+    /**
+     * The default directory: {@code jsdp.soft.dir}, else {@code /dev/shm/jsdp-<user>} when /dev/shm
+     * exists, else {@code <java.io.tmpdir>/jsdp-<user>}.
+     *
+     * @return the path
+     */
+    public static Path defaultDirectory() {
+        String configured = System.getProperty(DIR_PROP);
+        if (configured != null && !configured.isBlank()) {
+            return Path.of(configured);
+        }
+        String user = System.getProperty("user.name", "user").replaceAll("[^A-Za-z0-9._-]", "_");
+        Path shm = Path.of("/dev/shm");
+        Path base = Files.isDirectory(shm) ? shm : Path.of(System.getProperty("java.io.tmpdir"));
+        return base.resolve("jsdp-" + user);
+    }
+
+    /**
+     * The directory.
+     *
+     * @return its absolute path
+     */
+    public Path directory() {
+        return dir;
+    }
+
+    Path nodeSocket(NodeId node) {
+        return dir.resolve("node-" + node.token() + ".sock");
+    }
+
+    Path segment(NodeId node, long number) {
+        return dir.resolve("seg-" + node.token() + "-" + number);
+    }
+
+    Path listenerEntry(int port) {
+        return dir.resolve("cm-" + port);
+    }
+
+    /** Creates a private file, failing if it exists. */
+    void createPrivateFile(Path p) throws IOException {
+        Files.createFile(p, PosixFilePermissions.asFileAttribute(FILE_PERMS));
+    }
+
+    /**
+     * Claims listener port {@code port} for {@code owner}. An entry of a dead owner (or an unreadable
+     * one: entries are written whole, so a partial entry is no one's) is replaced.
+     *
+     * @param port the port
+     * @param owner the claiming process
+     * @return true when claimed (or already held by {@code owner}), false when a live process holds it
+     * @throws IOException when the entry cannot be written or the directory lock not taken
+     */
+    public boolean claimListener(int port, NodeId owner) throws IOException {
+        Path entry = listenerEntry(port);
+        return underLock(() -> {
+            NodeId holder = listenerOwner(port);
+            if (owner.equals(holder)) {
+                return true;
+            }
+            if (holder != null && holder.isAlive()) {
+                return false;
+            }
+            // Readers take no lock: the entry appears with its content by one rename.
+            Path tmp = dir.resolve("tmp-" + owner.token() + "-" + TEMP_NUMBERS.incrementAndGet());
+            createPrivateFile(tmp);
+            try {
+                Files.writeString(tmp, owner.token());
+                Files.move(tmp, entry, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            } finally {
+                Files.deleteIfExists(tmp);
+            }
+            if (holder != null) {
+                TRACE.message(TraceLevel.RARE, "shm.listenerReclaimed", "port " + port + " taken over from dead " + holder);
+            }
+            return true;
+        });
+    }
+
+    /**
+     * The owner of listener {@code port}.
+     *
+     * @param port the port
+     * @return the owner named by the entry, or null when there is none or it is unreadable
+     */
+    public NodeId listenerOwner(int port) {
+        try {
+            return NodeId.parse(Files.readString(listenerEntry(port)).trim());
+        } catch (NoSuchFileException none) {
+            return null;
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Releases listener {@code port} if {@code owner} holds it.
+     *
+     * @param port the port
+     * @param owner the releasing process
+     */
+    public void releaseListener(int port, NodeId owner) {
+        try {
+            underLock(() -> {
+                if (owner.equals(listenerOwner(port))) {
+                    Files.deleteIfExists(listenerEntry(port));
+                }
+                return null;
+            });
+        } catch (IOException e) {
+            TRACE.record(TraceLevel.RARE, "shm.releaseListenerFailed", e);
+        }
+    }
+
+    /**
+     * Deletes every file of processes that are no longer alive: their sockets, segments and listener
+     * entries (seed 000: automatic clean-up of a dead owner's resources). Files the fabric did not
+     * name are left alone.
+     *
+     * @return the dead processes whose files were removed
+     */
+    public List<NodeId> reclaimDead() {
+        try {
+            return underLock(this::reclaimDeadLocked);
+        } catch (IOException e) {
+            TRACE.record(TraceLevel.RARE, "shm.reclaimFailed", e);
+            return List.of();
+        }
+    }
+
+    private List<NodeId> reclaimDeadLocked() {
+        List<NodeId> dead = new ArrayList<>();
+        List<NodeId> alive = new ArrayList<>();
+        int removed = 0;
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
+            for (Path p : files) {
+                NodeId owner = ownerOf(p);
+                if (owner == null || alive.contains(owner)) {
+                    continue;
+                }
+                if (!dead.contains(owner)) {
+                    if (owner.isAlive()) {
+                        alive.add(owner);
+                        continue;
+                    }
+                    dead.add(owner);
+                }
+                try {
+                    if (Files.deleteIfExists(p)) {
+                        removed++;
+                    }
+                } catch (IOException e) {
+                    TRACE.record(TraceLevel.RARE, "shm.reclaimFailed", e);
+                }
+            }
+        } catch (IOException e) {
+            TRACE.record(TraceLevel.RARE, "shm.scanFailed", e);
+        }
+        if (!dead.isEmpty() && TRACE.on(TraceLevel.RARE)) {
+            TRACE.message(TraceLevel.RARE, "shm.reclaimed", "reclaimed " + removed + " file(s) of dead process(es) " + dead);
+        }
+        return dead;
+    }
+
+    /**
+     * The owner named by a rendezvous file.
+     *
+     * @param p a file of the directory
+     * @return its owner, or null for files the fabric did not name
+     */
+    NodeId ownerOf(Path p) {
+        String name = p.getFileName().toString();
+        if (name.startsWith("node-") && name.endsWith(".sock")) {
+            return NodeId.parse(name.substring(5, name.length() - 5));
+        }
+        if (name.startsWith("seg-")) {
+            return numberedOwner(name.substring(4));
+        }
+        if (name.startsWith("tmp-")) {
+            return numberedOwner(name.substring(4));
+        }
+        if (name.startsWith("cm-")) {
+            try {
+                return listenerOwner(Integer.parseInt(name.substring(3)));
+            } catch (NumberFormatException e) {
+                return null;
+            }
+        }
+        return null;
+    }
+
+    /** The owner of {@code <pid>-<start>-<n>}. */
+    private static NodeId numberedOwner(String rest) {
+        int last = rest.lastIndexOf('-');
+        if (last <= 0 || last == rest.length() - 1) {
+            return null;
+        }
+        for (int i = last + 1; i < rest.length(); i++) {
+            if (rest.charAt(i) < '0' || rest.charAt(i) > '9') {
+                return null;
+            }
+        }
+        return NodeId.parse(rest.substring(0, last));
+    }
+
+    /** Work done under the directory lock. */
+    @FunctionalInterface
+    private interface Locked<T> {
+        T run() throws IOException;
+    }
+
+    /**
+     * Runs {@code work} holding this JVM's claim lock and the directory's fcntl lock. The fcntl lock
+     * is polled with short parks rather than taken with the blocking {@code lock()}, which would block
+     * a carrier thread in a native wait (architecture decision 5).
+     */
+    private <T> T underLock(Locked<T> work) throws IOException {
+        JVM_CLAIM_LOCK.lock();
+        try (FileChannel ch = FileChannel.open(dir.resolve(LOCK_FILE), Set.of(StandardOpenOption.CREATE,
+                StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS), PosixFilePermissions.asFileAttribute(FILE_PERMS))) {
+            long deadline = System.nanoTime() + LOCK_WAIT_NS;
+            FileLock lock;
+            while ((lock = ch.tryLock()) == null) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw new IOException("rendezvous lock " + dir.resolve(LOCK_FILE) + " held by another process for over "
+                        + TimeUnit.NANOSECONDS.toMillis(LOCK_WAIT_NS) + " ms");
+                }
+                LockSupport.parkNanos(100_000);
+            }
+            try {
+                return work.run();
+            } finally {
+                lock.release();
+            }
+        } finally {
+            JVM_CLAIM_LOCK.unlock();
+        }
+    }
+}

@@ -1,0 +1,829 @@
+package io.jsdp.testbed.shm;
+
+import io.jsdp.ras.TraceLevel;
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.CancelledKeyException;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * This process's presence on the shared-memory fabric of one rendezvous directory: its
+ * {@link NodeId}, its control socket {@code node-<token>.sock} (Unix domain), and one daemon thread
+ * that runs a {@link Selector} over that socket and the connections to peer nodes.
+ *
+ * <p>The control connections carry only {@link ShmFrame}s: a HELLO naming the connecting node, then
+ * DOORBELLs, which wake a waiter parked on a {@link WaitWord}. Data never crosses them; it moves
+ * through {@link SharedSegment}s. Peers connect to each other lazily, on the first doorbell (or
+ * {@link #connect}); one connection serves both directions. A connection's end-of-stream means the
+ * peer process died (the kernel closes a killed process's sockets at once) or closed its node: the
+ * node tells its {@link PeerListener}s. A sweep every {@link ShmSettings#peerCheckMs()} checks that
+ * connected peers still live and reclaims dead processes' files ({@link Rendezvous#reclaimDead()}).
+ *
+ * <p>One node per process per directory: the socket is named by the process. {@link #close()} closes
+ * the connections, deletes the socket file and the segments this node created, and is idempotent.
+ *
+ * <p>Threads: the node thread owns the selector, the keys and the read buffers. Any thread may ring
+ * a doorbell or connect; a connection's sends are serialised by its {@code sendLock} (a
+ * {@link ReentrantLock}, so a virtual thread never pins a carrier), and channel registrations and
+ * write-interest changes are handed to the node thread through queues.
+ */
+public final class ShmNode implements AutoCloseable {
+    /** Status of {@link #ringDoorbell}: delivered to the kernel (or, for this node, to the waiter). */
+    static final int RUNG = 0;
+    /** Status of {@link #ringDoorbell}: the peer has no live node (its waiter cannot be waiting). */
+    static final int PEER_GONE = -1;
+    /** Status of {@link #ringDoorbell}: this node is closed. */
+    static final int NODE_CLOSED = -2;
+
+    /** Bound on frames queued to a peer that does not read; past it the peer is broken. */
+    private static final int MAX_PENDING_BYTES = 1 << 20;
+    private static final long CLOSE_JOIN_MS = 5_000;
+    private static final ConcurrentHashMap<Path, ShmNode> OPEN = new ConcurrentHashMap<>();
+
+    private final Rendezvous rendezvous;
+    private final ShmSettings settings;
+    private final NodeId id;
+    private final Path socketPath;
+    private final ServerSocketChannel server;
+    private final Selector selector;
+    private final Thread thread;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final CopyOnWriteArrayList<PeerListener> listeners = new CopyOnWriteArrayList<>();
+    /** The connection used to send to each peer; written by connecting threads and the node thread. */
+    private final ConcurrentHashMap<NodeId, Connection> peers = new ConcurrentHashMap<>();
+    /** Connections made by other threads, waiting for the node thread to register them. */
+    private final ConcurrentLinkedQueue<Connection> toRegister = new ConcurrentLinkedQueue<>();
+    /** Connections with frames left over from a full socket, waiting for write interest. */
+    private final ConcurrentLinkedQueue<Connection> toFlush = new ConcurrentLinkedQueue<>();
+    /** Serialises connects, so two threads ringing one new peer make one connection. */
+    private final ReentrantLock connectLock = new ReentrantLock();
+    private final List<SharedSegment> ownSegments = new CopyOnWriteArrayList<>();
+    private final AtomicLong segmentNumbers = new AtomicLong();
+
+    // Doorbell registry: ids index the array; grown copy-on-write under registryLock, read lock-free
+    // by the node thread.
+    private final ReentrantLock registryLock = new ReentrantLock();
+    private volatile Doorbell[] doorbells = new Doorbell[8];
+    private int nextDoorbell; // guarded by registryLock
+
+    private final AtomicLong doorbellsRung = new AtomicLong();
+    private final AtomicLong doorbellsDelivered = new AtomicLong();
+
+    // Node thread only.
+    private final List<Connection> connections = new ArrayList<>();
+    private long nextSweepNs;
+
+    private ShmNode(Rendezvous rendezvous, ShmSettings settings) throws IOException {
+        this.rendezvous = rendezvous;
+        this.settings = settings;
+        this.id = NodeId.current();
+        this.socketPath = rendezvous.nodeSocket(id);
+        if (id.pid() > Integer.MAX_VALUE) {
+            throw new IOException("pid " + id.pid() + " does not fit the HELLO frame");
+        }
+        rendezvous.reclaimDead(); // what crashed processes left behind
+        if (Files.exists(socketPath)) {
+            // Our token names it, so no other live process owns it: a leftover of this very process
+            // (a node of another class loader, or a pid and start stamp repeated across a reboot).
+            throw new IOException("control socket " + socketPath + " already exists; another node of this process is open"
+                + " there, or it is left from before a reboot: delete it");
+        }
+        ServerSocketChannel ssc = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+        Selector sel = null;
+        try {
+            ssc.bind(UnixDomainSocketAddress.of(socketPath));
+            Files.setPosixFilePermissions(socketPath, PosixFilePermissions.fromString("rw-------"));
+            ssc.configureBlocking(false);
+            sel = Selector.open();
+            ssc.register(sel, SelectionKey.OP_ACCEPT);
+        } catch (IOException | RuntimeException e) {
+            ssc.close();
+            if (sel != null) {
+                sel.close();
+            }
+            Files.deleteIfExists(socketPath);
+            throw e;
+        }
+        this.server = ssc;
+        this.selector = sel;
+        this.thread = new Thread(this::run, "jsdp-shm-node-" + id.token());
+        this.thread.setDaemon(true);
+    }
+
+    /**
+     * Opens this process's node on {@code rendezvous}: binds its control socket, reclaims files of
+     * dead processes, and starts its thread.
+     *
+     * @param rendezvous the directory
+     * @param settings the tunables ({@link ShmSettings#fromSystemProperties()} for the configured ones)
+     * @return the node
+     * @throws IOException when the socket cannot be bound
+     * @throws IllegalStateException when this process already has a node open on the directory
+     */
+    public static ShmNode open(Rendezvous rendezvous, ShmSettings settings) throws IOException {
+        Path key = rendezvous.directory();
+        ShmNode[] made = new ShmNode[1];
+        IOException[] failed = new IOException[1];
+        ShmNode winner = OPEN.computeIfAbsent(key, k -> {
+            try {
+                made[0] = new ShmNode(rendezvous, settings);
+                return made[0];
+            } catch (IOException e) {
+                failed[0] = e;
+                return null;
+            }
+        });
+        if (failed[0] != null) {
+            throw failed[0];
+        }
+        if (winner != made[0]) {
+            throw new IllegalStateException("this process already has a node open on " + key + ": " + winner);
+        }
+        winner.nextSweepNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.peerCheckMs());
+        winner.thread.start();
+        Rendezvous.TRACE.message(TraceLevel.RARE, "shm.nodeOpen", "node " + winner.id.token() + " open on " + key);
+        return winner;
+    }
+
+    /**
+     * This process's id.
+     *
+     * @return the id
+     */
+    public NodeId id() {
+        return id;
+    }
+
+    /**
+     * The directory the node is on.
+     *
+     * @return the rendezvous
+     */
+    public Rendezvous rendezvous() {
+        return rendezvous;
+    }
+
+    /**
+     * The tunables the node was opened with.
+     *
+     * @return the settings
+     */
+    public ShmSettings settings() {
+        return settings;
+    }
+
+    /**
+     * Whether {@link #close()} has not been called.
+     *
+     * @return true while open
+     */
+    public boolean isOpen() {
+        return !closed.get();
+    }
+
+    /**
+     * Creates a zero-filled segment {@code seg-<token>-<n>} owned by this process; closing the node
+     * deletes its file.
+     *
+     * @param bytes the size
+     * @return the segment
+     * @throws IOException when it cannot be created
+     */
+    public SharedSegment createSegment(int bytes) throws IOException {
+        ensureOpen();
+        SharedSegment s = SharedSegment.create(rendezvous, rendezvous.segment(id, segmentNumbers.incrementAndGet()), bytes);
+        ownSegments.add(s);
+        return s;
+    }
+
+    /**
+     * Maps a segment of this directory by name (as {@link SharedSegment#name()} gives it).
+     *
+     * @param name the file name
+     * @return the segment
+     * @throws IOException when there is no such segment
+     */
+    public SharedSegment openSegment(String name) throws IOException {
+        ensureOpen();
+        Path p = rendezvous.directory().resolve(name);
+        if (!p.getParent().equals(rendezvous.directory()) || !name.startsWith("seg-")) {
+            throw new IOException("not a segment name: " + name);
+        }
+        return SharedSegment.open(p);
+    }
+
+    /**
+     * Registers a listener for lost peers.
+     *
+     * @param l the listener
+     */
+    public void addPeerListener(PeerListener l) {
+        listeners.add(l);
+    }
+
+    /**
+     * Removes a listener.
+     *
+     * @param l the listener
+     */
+    public void removePeerListener(PeerListener l) {
+        listeners.remove(l);
+    }
+
+    /**
+     * The peers this node has a control connection with (that it connected to, or that said HELLO).
+     *
+     * @return a snapshot
+     */
+    public Set<NodeId> peers() {
+        return Set.copyOf(peers.keySet());
+    }
+
+    /**
+     * Makes sure there is a control connection to {@code peer}, so its loss will be reported.
+     *
+     * @param peer the peer
+     * @return true when connected, false when the peer has no live node on this directory
+     * @throws IOException when this node is closed
+     */
+    public boolean connect(NodeId peer) throws IOException {
+        ensureOpen();
+        return peer.equals(id) || connection(peer) != null;
+    }
+
+    /**
+     * Doorbells this node's wakers rang (to peers or to this node's own waiters).
+     *
+     * @return the count
+     */
+    public long doorbellsRung() {
+        return doorbellsRung.get();
+    }
+
+    /**
+     * Doorbells this node handed to its waiters (from peers or from itself).
+     *
+     * @return the count
+     */
+    public long doorbellsDelivered() {
+        return doorbellsDelivered.get();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Doorbells
+
+    /** A waiter slot: the id travels in DOORBELL frames; the node thread unparks {@link #waiter}. */
+    static final class Doorbell {
+        final int id;
+        /** The thread parked (or about to park) on this doorbell; written by it, read by the ringer. */
+        volatile Thread waiter;
+
+        Doorbell(int id) {
+            this.id = id;
+        }
+
+        void ring() {
+            Thread t = waiter;
+            if (t != null) {
+                LockSupport.unpark(t);
+            }
+        }
+    }
+
+    Doorbell newDoorbell() {
+        registryLock.lock();
+        try {
+            ensureOpenUnchecked();
+            Doorbell[] table = doorbells;
+            int n = nextDoorbell++;
+            if (n == table.length) {
+                table = Arrays.copyOf(table, n * 2);
+            } else {
+                table = table.clone();
+            }
+            Doorbell d = new Doorbell(n);
+            table[n] = d;
+            doorbells = table;
+            return d;
+        } finally {
+            registryLock.unlock();
+        }
+    }
+
+    void freeDoorbell(Doorbell d) {
+        registryLock.lock();
+        try {
+            Doorbell[] table = doorbells.clone();
+            if (d.id < table.length && table[d.id] == d) {
+                table[d.id] = null;
+                doorbells = table;
+            }
+        } finally {
+            registryLock.unlock();
+        }
+    }
+
+    /** Unparks the waiter of doorbell {@code id}; an unknown id is a stale doorbell and ignored. */
+    private void deliver(long doorbellId) {
+        Doorbell[] table = doorbells;
+        if (doorbellId >= 0 && doorbellId < table.length) {
+            Doorbell d = table[(int) doorbellId];
+            if (d != null) {
+                doorbellsDelivered.incrementAndGet();
+                d.ring();
+                return;
+            }
+        }
+        Rendezvous.TRACE.record(TraceLevel.INTERNALS, "shm.staleDoorbell", doorbellId);
+    }
+
+    /**
+     * Rings doorbell {@code doorbellId} of node {@code target}: a DOORBELL frame to the peer (a
+     * kernel crossing), or a direct unpark when the target is this node.
+     *
+     * @return {@link #RUNG}, {@link #PEER_GONE} or {@link #NODE_CLOSED}
+     */
+    int ringDoorbell(NodeId target, long doorbellId) {
+        if (closed.get()) {
+            return NODE_CLOSED;
+        }
+        doorbellsRung.incrementAndGet();
+        if (target.equals(id)) {
+            deliver(doorbellId);
+            return RUNG;
+        }
+        Connection c = peers.get(target);
+        if (c == null) {
+            try {
+                c = connection(target);
+            } catch (IOException closedNode) {
+                return NODE_CLOSED;
+            }
+            if (c == null) {
+                return PEER_GONE;
+            }
+        }
+        return c.send(ShmFrame.DOORBELL, 0, doorbellId) ? RUNG : PEER_GONE;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Connections
+
+    /** A control connection to a peer node. */
+    private final class Connection {
+        final SocketChannel channel;
+        /** Known at connect for outgoing connections, from HELLO for accepted ones (node thread). */
+        volatile NodeId peer;
+        final ReentrantLock sendLock = new ReentrantLock();
+        // guarded by sendLock
+        private final ByteBuffer frame = ByteBuffer.allocate(ShmFrame.LENGTH);
+        private ByteBuffer pending = ByteBuffer.allocate(ShmFrame.LENGTH * 16);
+        private boolean broken;
+        // node thread only
+        final ByteBuffer in = ByteBuffer.allocate(ShmFrame.LENGTH * 256);
+        SelectionKey key;
+
+        Connection(SocketChannel channel, NodeId peer) {
+            this.channel = channel;
+            this.peer = peer;
+        }
+
+        /**
+         * Queues one frame, writing it now if the socket has room. Never blocks on the peer: a full
+         * socket leaves the rest for the node thread. False when the connection is broken.
+         */
+        boolean send(int type, int aux, long arg) {
+            sendLock.lock();
+            try {
+                if (broken) {
+                    return false;
+                }
+                if (pending.position() > 0) {
+                    return queue(type, aux, arg); // keep order behind frames already waiting
+                }
+                frame.clear();
+                ShmFrame.put(frame, type, aux, arg);
+                frame.flip();
+                channel.write(frame);
+                if (frame.hasRemaining()) {
+                    pending.put(frame);
+                    toFlush.add(this);
+                    selector.wakeup();
+                }
+                return true;
+            } catch (IOException e) {
+                broken = true; // the node thread sees the same failure as end-of-stream and reports it
+                selector.wakeup();
+                return false;
+            } finally {
+                sendLock.unlock();
+            }
+        }
+
+        private boolean queue(int type, int aux, long arg) {
+            if (pending.remaining() < ShmFrame.LENGTH) {
+                if (pending.capacity() >= MAX_PENDING_BYTES) {
+                    broken = true;
+                    Rendezvous.TRACE.message(TraceLevel.ERROR, "shm.peerNotReading", "peer " + peer
+                        + " has not read " + pending.position() + " bytes of control frames; dropping the connection");
+                    selector.wakeup();
+                    return false;
+                }
+                pending = ByteBuffer.allocate(pending.capacity() * 2).put(pending.flip());
+            }
+            ShmFrame.put(pending, type, aux, arg);
+            return true;
+        }
+
+        /** Node thread: writes what is pending; true when all is written. */
+        boolean flush() throws IOException {
+            sendLock.lock();
+            try {
+                pending.flip();
+                try {
+                    channel.write(pending);
+                } finally {
+                    pending.compact();
+                }
+                return pending.position() == 0;
+            } finally {
+                sendLock.unlock();
+            }
+        }
+
+        boolean isBroken() {
+            sendLock.lock();
+            try {
+                return broken;
+            } finally {
+                sendLock.unlock();
+            }
+        }
+
+        void close() {
+            sendLock.lock();
+            try {
+                broken = true;
+            } finally {
+                sendLock.unlock();
+            }
+            try {
+                channel.close();
+            } catch (IOException e) {
+                Rendezvous.TRACE.record(TraceLevel.INTERNALS, "shm.closeFailed", e);
+            }
+        }
+    }
+
+    /** The connection to {@code target}, connecting if there is none; null when it has no live node. */
+    private Connection connection(NodeId target) throws IOException {
+        Connection c = peers.get(target);
+        if (c != null) {
+            return c;
+        }
+        connectLock.lock();
+        try {
+            ensureOpen();
+            c = peers.get(target);
+            if (c != null) {
+                return c;
+            }
+            SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX);
+            try {
+                // Blocking connect: a Unix-domain connect completes at once or is refused; the peer's
+                // node thread accepts promptly, so the backlog does not fill.
+                ch.connect(UnixDomainSocketAddress.of(rendezvous.nodeSocket(target)));
+                ch.configureBlocking(false);
+            } catch (IOException refusedOrMissing) {
+                ch.close();
+                Rendezvous.TRACE.record(TraceLevel.INTERNALS, "shm.connectFailed", target.pid());
+                return null;
+            }
+            c = new Connection(ch, target);
+            if (!c.send(ShmFrame.HELLO, (int) id.pid(), id.start())) {
+                c.close();
+                return null;
+            }
+            peers.put(target, c);
+            toRegister.add(c);
+            selector.wakeup();
+            return c;
+        } finally {
+            connectLock.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // The node thread
+
+    private void run() {
+        long sweepPeriodNs = TimeUnit.MILLISECONDS.toNanos(settings.peerCheckMs());
+        try {
+            while (!closed.get()) {
+                registerNew();
+                long waitMs = Math.max(1, TimeUnit.NANOSECONDS.toMillis(nextSweepNs - System.nanoTime()));
+                selector.select(waitMs);
+                for (SelectionKey k : selector.selectedKeys()) {
+                    handle(k);
+                }
+                selector.selectedKeys().clear();
+                dropBroken();
+                if (System.nanoTime() - nextSweepNs >= 0) {
+                    sweep();
+                    nextSweepNs = System.nanoTime() + sweepPeriodNs;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            Rendezvous.TRACE.record(TraceLevel.ERROR, "shm.nodeThreadFailed", e);
+        } finally {
+            cleanUp();
+        }
+    }
+
+    private void registerNew() {
+        Connection c;
+        while ((c = toRegister.poll()) != null) {
+            try {
+                c.key = c.channel.register(selector, SelectionKey.OP_READ, c);
+                connections.add(c);
+            } catch (ClosedChannelException e) {
+                lost(c);
+            }
+        }
+        while ((c = toFlush.poll()) != null) {
+            if (c.key != null && c.key.isValid()) {
+                c.key.interestOps(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+            } else if (c.key == null) {
+                toFlush.add(c); // not registered yet: registered above on a later pass
+                break;
+            }
+        }
+    }
+
+    private void handle(SelectionKey k) {
+        if (!k.isValid()) {
+            return;
+        }
+        if (k.channel() == server) {
+            accept();
+            return;
+        }
+        Connection c = (Connection) k.attachment();
+        try {
+            if (!k.isValid()) {
+                return;
+            }
+            if (k.isWritable() && c.flush()) {
+                k.interestOps(SelectionKey.OP_READ);
+            }
+            if (k.isReadable()) {
+                read(c);
+            }
+        } catch (IOException | CancelledKeyException e) {
+            lost(c); // ECONNRESET and the like: the peer is gone as surely as on end-of-stream
+        }
+    }
+
+    private void accept() {
+        try {
+            SocketChannel ch;
+            while ((ch = server.accept()) != null) {
+                ch.configureBlocking(false);
+                Connection c = new Connection(ch, null);
+                c.key = ch.register(selector, SelectionKey.OP_READ, c);
+                connections.add(c);
+            }
+        } catch (IOException e) {
+            Rendezvous.TRACE.record(TraceLevel.RARE, "shm.acceptFailed", e);
+        }
+    }
+
+    private void read(Connection c) throws IOException {
+        ByteBuffer in = c.in;
+        int n = c.channel.read(in);
+        if (n < 0) {
+            lost(c);
+            return;
+        }
+        in.flip();
+        int at = 0;
+        while (in.limit() - at >= ShmFrame.LENGTH) {
+            if (!onFrame(c, in, at)) {
+                lost(c);
+                return;
+            }
+            at += ShmFrame.LENGTH;
+        }
+        in.position(at);
+        in.compact();
+    }
+
+    /** Handles one frame; false on a protocol violation. */
+    private boolean onFrame(Connection c, ByteBuffer in, int at) {
+        int type = ShmFrame.type(in, at);
+        switch (type) {
+            case ShmFrame.DOORBELL:
+                if (c.peer == null) {
+                    return violation(c, "DOORBELL before HELLO");
+                }
+                deliver(ShmFrame.arg(in, at));
+                return true;
+            case ShmFrame.HELLO:
+                if (c.peer != null) {
+                    return violation(c, "second HELLO");
+                }
+                NodeId p;
+                try {
+                    p = new NodeId(ShmFrame.aux(in, at), ShmFrame.arg(in, at));
+                } catch (IllegalArgumentException bad) {
+                    return violation(c, "HELLO with a bad node id");
+                }
+                c.peer = p;
+                peers.putIfAbsent(p, c);
+                return true;
+            default:
+                return violation(c, "unknown frame type " + type);
+        }
+    }
+
+    private boolean violation(Connection c, String what) {
+        Rendezvous.TRACE.message(TraceLevel.ERROR, "shm.protocolViolation", what + " from " + (c.peer == null ? "a peer before its HELLO" : c.peer)
+            + "; closing that connection");
+        return false;
+    }
+
+    /** Connections a sender found broken are closed here, where their keys live. */
+    private void dropBroken() {
+        for (int i = connections.size() - 1; i >= 0; i--) {
+            Connection c = connections.get(i);
+            if (c.isBroken()) {
+                lost(c);
+            }
+        }
+    }
+
+    /**
+     * Closes {@code c}; when it was the peer's last connection, the peer is gone and listeners hear
+     * of it once.
+     */
+    private void lost(Connection c) {
+        if (c.key != null) {
+            c.key.cancel();
+        }
+        c.close();
+        connections.remove(c);
+        NodeId p = c.peer;
+        if (p == null) {
+            return; // never said HELLO: nobody to report
+        }
+        Connection other = null;
+        for (Connection o : connections) {
+            if (p.equals(o.peer)) {
+                other = o;
+                break;
+            }
+        }
+        boolean wasSender = peers.remove(p, c);
+        if (other != null) {
+            if (wasSender) {
+                peers.putIfAbsent(p, other);
+            }
+            return;
+        }
+        if (wasSender || !peers.containsKey(p)) {
+            peerGone(p);
+        }
+    }
+
+    private void peerGone(NodeId p) {
+        Rendezvous.TRACE.message(TraceLevel.RARE, "shm.peerGone", "peer " + p.token() + " is gone");
+        for (PeerListener l : listeners) {
+            try {
+                l.onPeerGone(p);
+            } catch (RuntimeException e) {
+                Rendezvous.TRACE.record(TraceLevel.ERROR, "shm.peerListenerFailed", e);
+            }
+        }
+    }
+
+    /** Peers whose process died without their socket closing, then dead processes' files. */
+    private void sweep() {
+        for (NodeId p : List.copyOf(peers.keySet())) {
+            if (!p.isAlive()) {
+                for (int i = connections.size() - 1; i >= 0; i--) {
+                    Connection c = connections.get(i);
+                    if (p.equals(c.peer)) {
+                        c.key.cancel();
+                        c.close();
+                        connections.remove(i);
+                    }
+                }
+                Connection c = peers.remove(p);
+                if (c != null) {
+                    c.close();
+                }
+                peerGone(p);
+            }
+        }
+        rendezvous.reclaimDead();
+    }
+
+    private void cleanUp() {
+        for (Connection c : connections) {
+            c.close();
+        }
+        connections.clear();
+        connectLock.lock(); // a connect that began before close has queued its connection by now
+        try {
+            Connection c;
+            while ((c = toRegister.poll()) != null) {
+                c.close();
+            }
+            for (Connection p : peers.values()) {
+                p.close();
+            }
+            peers.clear();
+        } finally {
+            connectLock.unlock();
+        }
+        try {
+            selector.close();
+            server.close();
+            Files.deleteIfExists(socketPath);
+        } catch (IOException e) {
+            Rendezvous.TRACE.record(TraceLevel.RARE, "shm.closeFailed", e);
+        }
+        for (SharedSegment s : ownSegments) {
+            s.delete();
+        }
+        ownSegments.clear();
+        // Waiters parked here return CLOSED instead of waiting out their safety net.
+        for (Doorbell d : doorbells) {
+            if (d != null) {
+                d.ring();
+            }
+        }
+        OPEN.remove(rendezvous.directory(), this);
+    }
+
+    /**
+     * Closes the node: its connections (peers see end-of-stream), its control socket file and the
+     * files of segments it created; parked waiters return. Idempotent; waits (bounded) for the node
+     * thread unless called on it.
+     */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        connectLock.lock(); // no connect half-way while the node thread tears down
+        connectLock.unlock();
+        selector.wakeup();
+        if (Thread.currentThread() != thread) {
+            try {
+                thread.join(CLOSE_JOIN_MS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        Rendezvous.TRACE.message(TraceLevel.RARE, "shm.nodeClosed", "node " + id.token() + " closed");
+    }
+
+    private void ensureOpen() throws IOException {
+        if (closed.get()) {
+            throw new IOException("shared-memory node " + id.token() + " is closed");
+        }
+    }
+
+    private void ensureOpenUnchecked() {
+        if (closed.get()) {
+            throw new IllegalStateException("shared-memory node " + id.token() + " is closed");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "ShmNode[" + id.token() + " on " + rendezvous.directory() + (closed.get() ? ", closed" : "") + "]";
+    }
+}

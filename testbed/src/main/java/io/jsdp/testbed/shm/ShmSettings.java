@@ -1,0 +1,114 @@
+package io.jsdp.testbed.shm;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Tunables of the shared-memory fabric, read and validated once when a node opens (style habit 10:
+ * property and default in pairs, documented in {@code docs/configuration.md}).
+ *
+ * @param spinNs how long a waiter polls its {@link WaitWord} before it arms and parks; 0 parks at once
+ * @param peerCheckMs period of the node's liveness sweep: connected peers are checked for life and
+ *     dead processes' files reclaimed; a dead peer whose socket somehow stays open is noticed within it
+ * @param parkSafetyNetMs the longest single park of a waiter: a wakeup whose doorbell never came is
+ *     found after at most this long (and counted, {@link WaitWord#safetyNetRescues()}: it must not happen)
+ */
+public record ShmSettings(long spinNs, long peerCheckMs, long parkSafetyNetMs) {
+    /** Property: spin window of waits, nanoseconds. */
+    public static final String SPIN_NS_PROP = "jsdp.soft.spinNs";
+    /** Default spin window: 20 µs, several cross-process round trips through memory. */
+    public static final long SPIN_NS_DEFAULT = 20_000;
+    /** Property: period of the peer liveness sweep, milliseconds. */
+    public static final String PEER_CHECK_MS_PROP = "jsdp.soft.peerCheckMs";
+    /** Default sweep period: 500 ms, so a dead peer is noticed well inside the 2 s bound of issue 3. */
+    public static final long PEER_CHECK_MS_DEFAULT = 500;
+    /** Property: longest single park of a waiter, milliseconds. */
+    public static final String PARK_SAFETY_NET_MS_PROP = "jsdp.soft.parkSafetyNetMs";
+    /** Default safety net: 1 s, rare enough to cost nothing, short enough to bound a missed doorbell. */
+    public static final long PARK_SAFETY_NET_MS_DEFAULT = 1_000;
+
+    /**
+     * Checks the values.
+     *
+     * @param spinNs the spin window, at least 0
+     * @param peerCheckMs the sweep period, at least 1
+     * @param parkSafetyNetMs the longest park, at least 1
+     */
+    public ShmSettings {
+        if (spinNs < 0) {
+            throw new IllegalArgumentException(SPIN_NS_PROP + " must be >= 0, is " + spinNs);
+        }
+        if (peerCheckMs < 1) {
+            throw new IllegalArgumentException(PEER_CHECK_MS_PROP + " must be >= 1, is " + peerCheckMs);
+        }
+        if (parkSafetyNetMs < 1) {
+            throw new IllegalArgumentException(PARK_SAFETY_NET_MS_PROP + " must be >= 1, is " + parkSafetyNetMs);
+        }
+    }
+
+    /**
+     * The defaults.
+     *
+     * @return settings with every default
+     */
+    public static ShmSettings defaults() {
+        return new ShmSettings(SPIN_NS_DEFAULT, PEER_CHECK_MS_DEFAULT, PARK_SAFETY_NET_MS_DEFAULT);
+    }
+
+    /**
+     * The settings the {@code jsdp.soft.*} system properties give, defaults for those unset.
+     *
+     * @return the settings
+     * @throws IllegalArgumentException naming the property and its value when one is malformed or out of range
+     */
+    public static ShmSettings fromSystemProperties() {
+        return new ShmSettings(longProperty(SPIN_NS_PROP, SPIN_NS_DEFAULT),
+            longProperty(PEER_CHECK_MS_PROP, PEER_CHECK_MS_DEFAULT),
+            longProperty(PARK_SAFETY_NET_MS_PROP, PARK_SAFETY_NET_MS_DEFAULT));
+    }
+
+    private static long longProperty(String name, long dflt) {
+        String v = System.getProperty(name);
+        if (v == null || v.isBlank()) {
+            return dflt;
+        }
+        try {
+            return Long.parseLong(v.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(name + " must be an integer, is '" + v + "'", e);
+        }
+    }
+
+    /**
+     * A copy with another spin window.
+     *
+     * @param ns the spin window, nanoseconds
+     * @return the copy
+     */
+    public ShmSettings withSpinNs(long ns) {
+        return new ShmSettings(ns, peerCheckMs, parkSafetyNetMs);
+    }
+
+    /**
+     * A copy with another sweep period.
+     *
+     * @param ms the period, milliseconds
+     * @return the copy
+     */
+    public ShmSettings withPeerCheckMs(long ms) {
+        return new ShmSettings(spinNs, ms, parkSafetyNetMs);
+    }
+
+    /**
+     * A copy with another safety net.
+     *
+     * @param ms the longest park, milliseconds
+     * @return the copy
+     */
+    public ShmSettings withParkSafetyNetMs(long ms) {
+        return new ShmSettings(spinNs, peerCheckMs, ms);
+    }
+
+    long parkSafetyNetNs() {
+        return TimeUnit.MILLISECONDS.toNanos(parkSafetyNetMs);
+    }
+}

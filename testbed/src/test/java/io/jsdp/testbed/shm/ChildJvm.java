@@ -1,0 +1,105 @@
+package io.jsdp.testbed.shm;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A forked JVM running {@link ShmChild}: its output is read by a daemon thread, so the test never
+ * blocks in an uninterruptible pipe read, and {@link #close()} kills it (SIGKILL) and reaps it.
+ */
+final class ChildJvm implements AutoCloseable {
+    private final Process process;
+    private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+    private final List<String> transcript = new ArrayList<>();
+
+    private ChildJvm(Process process) {
+        this.process = process;
+        Thread reader = new Thread(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                    lines.add(line);
+                }
+            } catch (IOException ended) {
+                // the child was killed
+            }
+        }, "child-output-" + process.pid());
+        reader.setDaemon(true);
+        reader.start();
+    }
+
+    /** Starts {@code ShmChild <args>} with this JVM's classpath. */
+    static ChildJvm start(String... args) throws IOException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(System.getProperty("java.home") + "/bin/java");
+        // small and quiet: fewer GC threads, so the child's own CPU use is its waiter's
+        cmd.add("-XX:+UseSerialGC");
+        cmd.add("-Xmx64m");
+        cmd.add("-Xshare:auto");
+        cmd.add("-cp");
+        cmd.add(System.getProperty("java.class.path"));
+        cmd.add(ShmChild.class.getName());
+        cmd.addAll(List.of(args));
+        return new ChildJvm(new ProcessBuilder(cmd).redirectErrorStream(true).start());
+    }
+
+    long pid() {
+        return process.pid();
+    }
+
+    /**
+     * The next line starting with {@code prefix} (earlier lines are kept for the transcript).
+     *
+     * @throws AssertionError with the child's output when it does not come in time
+     */
+    String awaitLine(String prefix, long timeout, TimeUnit unit) throws InterruptedException {
+        long deadline = System.nanoTime() + unit.toNanos(timeout);
+        for (;;) {
+            long left = deadline - System.nanoTime();
+            String line = left > 0 ? lines.poll(left, TimeUnit.NANOSECONDS) : null;
+            if (line == null) {
+                throw new AssertionError("child " + process.pid() + " did not print '" + prefix + "' within " + timeout + " "
+                    + unit + (process.isAlive() ? "" : " (exited " + process.exitValue() + ")") + "; output: " + transcript);
+            }
+            transcript.add(line);
+            if (line.startsWith(prefix)) {
+                return line;
+            }
+        }
+    }
+
+    /** Kills the child with SIGKILL (no shutdown hooks, as a crash) and reaps it. */
+    void kill() throws InterruptedException {
+        process.destroyForcibly();
+        if (!process.waitFor(10, TimeUnit.SECONDS)) {
+            throw new AssertionError("child " + process.pid() + " survived SIGKILL");
+        }
+    }
+
+    /** Kills the child if it still runs; keeps the caller's interrupt status. */
+    @Override
+    public void close() {
+        process.destroyForcibly();
+        boolean interrupted = false;
+        for (;;) {
+            try {
+                if (!process.waitFor(10, TimeUnit.SECONDS)) {
+                    throw new AssertionError("child " + process.pid() + " survived SIGKILL");
+                }
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

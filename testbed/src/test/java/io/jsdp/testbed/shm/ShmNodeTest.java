@@ -1,0 +1,117 @@
+package io.jsdp.testbed.shm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** ShmNode in one process: lifecycle, one per directory, and bad frames close only their connection. */
+@Timeout(value = 20, unit = TimeUnit.SECONDS)
+class ShmNodeTest {
+    @TempDir
+    Path tmp;
+
+    @Test
+    void closeDeletesSocketAndOwnSegmentsAndIsIdempotent() throws Exception {
+        Rendezvous r = new Rendezvous(tmp.resolve("rv"));
+        ShmNode node = ShmNode.open(r, ShmSettings.defaults());
+        Path socket = r.nodeSocket(node.id());
+        SharedSegment seg = node.createSegment(4096);
+        assertTrue(Files.exists(socket));
+        assertTrue(Files.exists(seg.path()));
+        node.close();
+        node.close();
+        assertFalse(node.isOpen());
+        assertFalse(Files.exists(socket));
+        assertFalse(Files.exists(seg.path()));
+        assertThrows(IOException.class, () -> node.createSegment(64));
+        // the directory is free for a new node of this process
+        ShmNode.open(r, ShmSettings.defaults()).close();
+    }
+
+    @Test
+    void secondNodeOfOneProcessOnOneDirectoryIsRefused() throws Exception {
+        Rendezvous r = new Rendezvous(tmp.resolve("rv"));
+        try (ShmNode node = ShmNode.open(r, ShmSettings.defaults())) {
+            IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> ShmNode.open(new Rendezvous(tmp.resolve("rv")), ShmSettings.defaults()));
+            assertTrue(e.getMessage().contains(node.id().token()), e.getMessage());
+        }
+    }
+
+    @Test
+    void peerSegmentIsMappedByNameAndSharesBytes() throws Exception {
+        Rendezvous r = new Rendezvous(tmp.resolve("rv"));
+        try (ShmNode node = ShmNode.open(r, ShmSettings.defaults())) {
+            SharedSegment seg = node.createSegment(8192);
+            SharedSegment view = node.openSegment(seg.name());
+            assertFalse(view.owned());
+            seg.buffer().putLong(4096, 0x1234_5678_9abcL);
+            assertEquals(0x1234_5678_9abcL, view.buffer().getLong(4096));
+            assertThrows(IOException.class, () -> node.openSegment("../escape"));
+            assertThrows(IOException.class, () -> node.openSegment("seg-1-2-3"));
+        }
+    }
+
+    @Test
+    void malformedFrameClosesOnlyThatConnection() throws Exception {
+        Rendezvous r = new Rendezvous(tmp.resolve("rv"));
+        try (ShmNode node = ShmNode.open(r, ShmSettings.defaults())) {
+            for (int type : new int[] {99, ShmFrame.DOORBELL}) { // unknown type; DOORBELL before HELLO
+                try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+                    ch.connect(UnixDomainSocketAddress.of(r.nodeSocket(node.id())));
+                    ByteBuffer f = ByteBuffer.allocate(ShmFrame.LENGTH);
+                    ShmFrame.put(f, type, 0, 7);
+                    ch.write(f.flip());
+                    assertEquals(-1, ch.read(ByteBuffer.allocate(16)), "the node closed the connection");
+                }
+            }
+            assertTrue(node.isOpen());
+            // still serving: a well-behaved client is accepted and named by its HELLO
+            try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+                ch.connect(UnixDomainSocketAddress.of(r.nodeSocket(node.id())));
+                NodeId fake = new NodeId(ProcessHandle.current().parent().orElseThrow().pid(), 0);
+                ByteBuffer f = ByteBuffer.allocate(ShmFrame.LENGTH);
+                ShmFrame.put(f, ShmFrame.HELLO, (int) fake.pid(), fake.start());
+                ch.write(f.flip());
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+                while (!node.peers().contains(fake)) {
+                    assertTrue(System.nanoTime() < deadline);
+                    Thread.sleep(5);
+                }
+            }
+        }
+    }
+
+    @Test
+    void settingsAreValidatedWithThePropertyNamed() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+            () -> new ShmSettings(-1, 500, 1000));
+        assertTrue(e.getMessage().contains(ShmSettings.SPIN_NS_PROP));
+        String old = System.getProperty(ShmSettings.PEER_CHECK_MS_PROP);
+        System.setProperty(ShmSettings.PEER_CHECK_MS_PROP, "soon");
+        try {
+            e = assertThrows(IllegalArgumentException.class, ShmSettings::fromSystemProperties);
+            assertTrue(e.getMessage().contains(ShmSettings.PEER_CHECK_MS_PROP) && e.getMessage().contains("soon"));
+        } finally {
+            if (old == null) {
+                System.clearProperty(ShmSettings.PEER_CHECK_MS_PROP);
+            } else {
+                System.setProperty(ShmSettings.PEER_CHECK_MS_PROP, old);
+            }
+        }
+        assertEquals(ShmSettings.defaults(), ShmSettings.fromSystemProperties());
+    }
+}
