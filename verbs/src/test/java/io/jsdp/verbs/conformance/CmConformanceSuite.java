@@ -268,8 +268,11 @@ public abstract class CmConformanceSuite {
         assertTrue(System.nanoTime() - t0 >= TimeUnit.MILLISECONDS.toNanos(50));
     }
 
-    @Test
-    void disconnectGivesBothSidesDisconnected() throws Exception {
+    /** Both ends of one established connection, with their sides. */
+    private record Established(Side a, Side p, CmId listener, CmId id, CmId child) {
+    }
+
+    private Established establish() throws Exception {
         Side a = new Side(active);
         Side p = new Side(passive);
         CmId listener = listen(p);
@@ -280,6 +283,17 @@ public abstract class CmConformanceSuite {
         child.accept(new ConnectionParameters());
         expectEvent(a.events, CmEventType.ESTABLISHED);
         expectEvent(p.events, CmEventType.ESTABLISHED);
+        return new Established(a, p, listener, id, child);
+    }
+
+    @Test
+    void disconnectGivesBothSidesDisconnected() throws Exception {
+        Established c = establish();
+        Side a = c.a();
+        Side p = c.p();
+        CmId listener = c.listener();
+        CmId id = c.id();
+        CmId child = c.child();
         child.disconnect();
         expectEvent(p.events, CmEventType.DISCONNECTED);
         expectEvent(a.events, CmEventType.DISCONNECTED);
@@ -292,16 +306,9 @@ public abstract class CmConformanceSuite {
 
     @Test
     void destroyingConnectedIdDisconnectsPeer() throws Exception {
-        Side a = new Side(active);
-        Side p = new Side(passive);
-        CmId listener = listen(p);
-        CmId id = resolved(a, listener.localAddress());
-        id.connect(new ConnectionParameters());
-        CmId child = later(expectEvent(p.events, CmEventType.CONNECT_REQUEST).id());
-        child.createQueuePair(p.pd, p.attrs());
-        child.accept(new ConnectionParameters());
-        expectEvent(a.events, CmEventType.ESTABLISHED);
-        expectEvent(p.events, CmEventType.ESTABLISHED);
+        Established c = establish();
+        Side p = c.p();
+        CmId id = c.id();
         id.close();
         expectEvent(p.events, CmEventType.DISCONNECTED);
     }
