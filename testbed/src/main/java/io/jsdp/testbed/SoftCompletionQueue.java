@@ -233,11 +233,6 @@ final class SoftCompletionQueue extends CqFields implements CompletionQueue, Sof
         return closed.get();
     }
 
-    /** The number of completions waiting to be polled. */
-    int size() {
-        return (int) ((long) TAIL.getAcquire(this) - (long) HEAD.getAcquire(this));
-    }
-
     @Override
     public void close() throws VerbsException {
         if (closed.get()) {

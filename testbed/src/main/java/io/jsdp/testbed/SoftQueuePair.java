@@ -782,16 +782,6 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         }
     }
 
-    /** Outstanding send requests (posted, not yet reclaimed); for tests and dumps. */
-    int outstandingSends() {
-        sqLock.lock();
-        try {
-            return (int) (sqPost - sqReclaimed);
-        } finally {
-            sqLock.unlock();
-        }
-    }
-
     /** Requests resent after an ACK timeout, since creation; for tests and dumps. */
     long transportRetries() {
         sqLock.lock();
