@@ -13,7 +13,6 @@ import io.jsdp.verbs.WorkCompletion;
 import io.jsdp.verbs.conformance.Connection;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -47,19 +46,7 @@ class ArmNotifyRaceTest extends TwoDeviceTest {
                 SplittableRandom random = new SplittableRandom(SEED);
                 for (long i = 0; i < MESSAGES; i++) {
                     producer.send(i);
-                    switch (random.nextInt(4)) {
-                        case 0:
-                            break;
-                        case 1:
-                            Thread.onSpinWait();
-                            break;
-                        case 2:
-                            Thread.yield();
-                            break;
-                        default:
-                            LockSupport.parkNanos(random.nextInt(50_000));
-                            break;
-                    }
+                    Workers.randomPause(random, 50_000);
                 }
                 producer.awaitSends();
             },

@@ -7,7 +7,6 @@ import io.jsdp.verbs.Errno;
 import io.jsdp.verbs.conformance.Connection;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -38,7 +37,7 @@ class RnrKickRaceTest extends TwoDeviceTest {
                     requester.send(i);
                     // Stop and wait: no later post runs a stalled send again, only the responder's kick does.
                     requester.awaitSends();
-                    pause(random);
+                    Workers.randomPause(random, 20_000);
                 }
             },
             () -> {
@@ -52,7 +51,7 @@ class RnrKickRaceTest extends TwoDeviceTest {
                         && responder.recvPosted - responder.recvDone < WINDOW; k++) {
                         assertEquals(Errno.OK, responder.postRecv());
                     }
-                    pause(random);
+                    Workers.randomPause(random, 20_000);
                     responder.pollOnce();
                     while (responder.hasMessage()) {
                         assertEquals(expected, responder.receive(), "seed " + SEED);
@@ -98,21 +97,5 @@ class RnrKickRaceTest extends TwoDeviceTest {
             }
         });
         assertTrue(soft(c.qpA).rnrNaks() > 0, "some rounds the send found no receive");
-    }
-
-    private static void pause(SplittableRandom random) {
-        switch (random.nextInt(4)) {
-            case 0:
-                break;
-            case 1:
-                Thread.onSpinWait();
-                break;
-            case 2:
-                Thread.yield();
-                break;
-            default:
-                LockSupport.parkNanos(random.nextInt(20_000));
-                break;
-        }
     }
 }

@@ -3,8 +3,10 @@ package io.jsdp.testbed;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.util.Map;
+import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Runs test workers on their own threads and joins them within a deadline. A worker that throws fails
@@ -18,6 +20,26 @@ final class Workers {
     }
 
     private Workers() {
+    }
+
+    /**
+     * A random pause of one of four kinds (none, one spin hint, a yield, a park of up to
+     * {@code maxParkNs}), so racing threads meet at varied points of each other's code.
+     */
+    static void randomPause(SplittableRandom random, int maxParkNs) {
+        switch (random.nextInt(4)) {
+            case 0:
+                break;
+            case 1:
+                Thread.onSpinWait();
+                break;
+            case 2:
+                Thread.yield();
+                break;
+            default:
+                LockSupport.parkNanos(random.nextInt(maxParkNs));
+                break;
+        }
     }
 
     static void run(long timeoutNs, Task... tasks) throws Exception {
