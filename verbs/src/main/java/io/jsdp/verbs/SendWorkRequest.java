@@ -9,11 +9,7 @@ package io.jsdp.verbs;
  * <p>Addresses are in the device's address space: an SGE address is
  * {@link MemoryRegion#address()} plus an offset into that region.
  */
-public final class SendWorkRequest {
-    private final long[] sgeAddress;
-    private final int[] sgeLength;
-    private final int[] sgeLkey;
-    private int numSge;
+public final class SendWorkRequest extends ScatterGatherRequest<SendWorkRequest> {
     private long wrId;
     private Opcode opcode = Opcode.SEND;
     private int flags;
@@ -32,12 +28,12 @@ public final class SendWorkRequest {
      * @param maxSge the capacity, at least 1
      */
     public SendWorkRequest(int maxSge) {
-        if (maxSge < 1) {
-            throw new IllegalArgumentException("maxSge must be at least 1: " + maxSge);
-        }
-        sgeAddress = new long[maxSge];
-        sgeLength = new int[maxSge];
-        sgeLkey = new int[maxSge];
+        super(maxSge);
+    }
+
+    @Override
+    SendWorkRequest self() {
+        return this;
     }
 
     /**
@@ -98,45 +94,12 @@ public final class SendWorkRequest {
     }
 
     /**
-     * Sets scatter/gather entry {@code index} and makes the list at least {@code index + 1} long.
-     *
-     * @param index the entry, below the capacity
-     * @param address the local address (region address plus offset)
-     * @param length the number of bytes
-     * @param lkey the local key of the region holding the bytes
-     * @return this
-     */
-    public SendWorkRequest sge(int index, long address, int length, int lkey) {
-        sgeAddress[index] = address;
-        sgeLength[index] = length;
-        sgeLkey[index] = lkey;
-        if (numSge <= index) {
-            numSge = index + 1;
-        }
-        return this;
-    }
-
-    /**
-     * Sets the number of scatter/gather entries in use.
-     *
-     * @param numSge between 0 and the capacity
-     * @return this
-     */
-    public SendWorkRequest numSge(int numSge) {
-        if (numSge < 0 || numSge > sgeAddress.length) {
-            throw new IllegalArgumentException("numSge " + numSge + " outside 0.." + sgeAddress.length);
-        }
-        this.numSge = numSge;
-        return this;
-    }
-
-    /**
      * Resets every field to its initial value (opcode {@link Opcode#SEND}, no entries, no flags).
      *
      * @return this
      */
     public SendWorkRequest clear() {
-        numSge = 0;
+        numSge(0);
         wrId = 0;
         opcode = Opcode.SEND;
         flags = 0;
@@ -201,62 +164,15 @@ public final class SendWorkRequest {
     }
 
     /**
-     * The number of scatter/gather entries in use.
-     *
-     * @return the count
-     */
-    public int numSge() {
-        return numSge;
-    }
-
-    /**
-     * The capacity of the scatter/gather list.
-     *
-     * @return the maximum number of entries
-     */
-    public int maxSge() {
-        return sgeAddress.length;
-    }
-
-    /**
-     * The address of entry {@code index}.
-     *
-     * @param index the entry
-     * @return its address
-     */
-    public long sgeAddress(int index) {
-        return sgeAddress[index];
-    }
-
-    /**
-     * The length of entry {@code index}.
-     *
-     * @param index the entry
-     * @return its length in bytes
-     */
-    public int sgeLength(int index) {
-        return sgeLength[index];
-    }
-
-    /**
-     * The local key of entry {@code index}.
-     *
-     * @param index the entry
-     * @return its lkey
-     */
-    public int sgeLkey(int index) {
-        return sgeLkey[index];
-    }
-
-    /**
      * The total payload length, the sum of the entries' lengths.
      *
      * @return the number of bytes the request moves
      */
     public long totalLength() {
         long total = 0;
-        for (int i = 0; i < numSge; i++) {
-            total += sgeLength[i];
+        int n = numSge();
+        for (int i = 0; i < n; i++) {
+            total += sgeLength(i);
         }
         return total;
     }
