@@ -34,8 +34,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * queues, which the owner polls. One agent thread per device runs what must happen later: RNR and
  * transport retries, delayed operations, connect timeouts.
  *
- * <p>This class works inside one JVM (the in-JVM fabric); devices opened in the same JVM reach each
- * other as hosts on one network.
+ * <p>Devices opened in the same JVM reach each other as hosts on one network (the in-JVM fabric);
+ * devices of the {@linkplain Fabric#HOST host fabric} also reach devices of other processes of this
+ * user through shared memory.
  */
 public final class SoftDevice implements RdmaDevice {
     static final TraceComponent TRACE = Trace.component("device");
@@ -54,6 +55,9 @@ public final class SoftDevice implements RdmaDevice {
 
     private final String name;
     private final InJvmFabric fabric;
+    private final Fabric fabricChoice;
+    /** This process's node on the host fabric, or null for a device of the in-JVM fabric only. */
+    private final HostFabric host;
     private final ResourceTracker tracker;
     private final SoftFaults faults = new SoftFaults();
     final MemoryRegionTable memoryRegions = new MemoryRegionTable();
@@ -66,9 +70,11 @@ public final class SoftDevice implements RdmaDevice {
     /** The first exception an agent task threw; written once by the agent. */
     private final AtomicReference<Throwable> agentFailure = new AtomicReference<>();
 
-    private SoftDevice(InJvmFabric fabric, ResourceTracker.Level leakDetection) {
+    private SoftDevice(InJvmFabric fabric, Fabric choice, HostFabric host, ResourceTracker.Level leakDetection) {
         this.name = "soft" + DEVICE_NUMBERS.getAndIncrement();
         this.fabric = fabric;
+        this.fabricChoice = choice;
+        this.host = host;
         this.tracker = new ResourceTracker(name, leakDetection);
         String agentName = "jsdp-" + name + "-agent";
         this.agent = new ScheduledThreadPoolExecutor(1, r -> {
@@ -100,8 +106,25 @@ public final class SoftDevice implements RdmaDevice {
         agent.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
     }
 
+    /** Which devices a SoftRdma device reaches. */
+    public enum Fabric {
+        /** Devices of this JVM only; device memory is plain direct memory. */
+        JVM,
+        /**
+         * Devices of this JVM directly, and devices of other processes of this user through the
+         * shared-memory fabric ({@code jsdp.soft.dir}); device memory is shared memory.
+         */
+        HOST,
+        /**
+         * As {@link #HOST}, but every connection, even to a device of this JVM, goes through the
+         * shared-memory fabric, as between processes: for testing that path in one JVM.
+         */
+        HOST_ONLY
+    }
+
     /**
-     * Opens a device on the in-JVM fabric, with the leak detection {@code jsdp.leakDetection} sets.
+     * Opens a device with the leak detection {@code jsdp.leakDetection} sets, on the fabric
+     * {@code jsdp.soft.fabric} names ({@code host} by default, see {@link #open(ResourceTracker.Level)}).
      *
      * @return the device
      */
@@ -110,15 +133,48 @@ public final class SoftDevice implements RdmaDevice {
     }
 
     /**
-     * Opens a device on the in-JVM fabric with the given leak detection.
+     * Opens a device with the given leak detection, on the fabric {@code jsdp.soft.fabric} names:
+     * {@code host} (the default) joins the shared-memory fabric, and falls back to the in-JVM fabric,
+     * saying so at trace level 1, when the rendezvous directory cannot be used; {@code jvm} stays in
+     * this JVM.
      *
      * @param leakDetection how closely to track its objects
      * @return the device
      */
     public static SoftDevice open(ResourceTracker.Level leakDetection) {
-        SoftDevice d = new SoftDevice(InJvmFabric.INSTANCE, leakDetection);
+        Fabric f = HostFabric.configured();
+        if (f == Fabric.JVM) {
+            return open(leakDetection, Fabric.JVM);
+        }
+        try {
+            return open(leakDetection, f);
+        } catch (java.io.UncheckedIOException e) {
+            TRACE.message(TraceLevel.ERROR, "device.hostFabricUnavailable", "the shared-memory fabric cannot be "
+                + "joined (" + e.getCause() + "); this device reaches devices of this JVM only");
+            return open(leakDetection, Fabric.JVM);
+        }
+    }
+
+    /**
+     * Opens a device on the given fabric.
+     *
+     * @param leakDetection how closely to track its objects
+     * @param fabric which devices it reaches
+     * @return the device
+     * @throws java.io.UncheckedIOException when a host fabric is asked for and cannot be joined
+     */
+    public static SoftDevice open(ResourceTracker.Level leakDetection, Fabric fabric) {
+        HostFabric host = null;
+        if (fabric != Fabric.JVM) {
+            try {
+                host = HostFabric.acquire();
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException("cannot join the shared-memory fabric", e);
+            }
+        }
+        SoftDevice d = new SoftDevice(InJvmFabric.INSTANCE, fabric, host, leakDetection);
         if (TRACE.on(TraceLevel.RARE)) {
-            TRACE.record(TraceLevel.RARE, "device.open", d.name.hashCode());
+            TRACE.record(TraceLevel.RARE, "device.open", d.name.hashCode(), fabric.ordinal());
         }
         return d;
     }
@@ -182,7 +238,14 @@ public final class SoftDevice implements RdmaDevice {
         if (bytes <= 0) {
             throw new VerbsException(Errno.EINVAL, "device memory size must be positive: " + bytes);
         }
-        return new SoftDeviceMemory(this, bytes);
+        if (host == null) {
+            return new SoftDeviceMemory(this, bytes);
+        }
+        try {
+            return new SoftDeviceMemory(this, host.node().createSegment(bytes));
+        } catch (java.io.IOException e) {
+            throw new VerbsException(Errno.ENOMEM, "cannot allocate " + bytes + " bytes of shared device memory: " + e);
+        }
     }
 
     @Override
@@ -231,6 +294,9 @@ public final class SoftDevice implements RdmaDevice {
         closeAll(SoftDeviceMemory.class);
         tracker.releaseAll();
         agent.shutdownNow();
+        if (host != null) {
+            host.release();
+        }
         if (TRACE.on(TraceLevel.RARE)) {
             TRACE.record(TraceLevel.RARE, "device.close", name.hashCode());
         }
@@ -264,6 +330,16 @@ public final class SoftDevice implements RdmaDevice {
 
     InJvmFabric fabric() {
         return fabric;
+    }
+
+    /** The fabric this device was opened on. */
+    Fabric fabricChoice() {
+        return fabricChoice;
+    }
+
+    /** This process's node on the host fabric, or null for an in-JVM device. */
+    HostFabric host() {
+        return host;
     }
 
     /**

@@ -4,11 +4,13 @@ import io.jsdp.ras.Tracked;
 import io.jsdp.verbs.DeviceMemory;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import io.jsdp.testbed.shm.SharedSegment;
 import java.nio.ByteBuffer;
 
 /**
- * Device memory of the in-JVM fabric: a 64-byte aligned direct buffer, which every device in this JVM
- * reaches. (The cross-process fabric hands out shared-memory segments instead.)
+ * Device memory: on the in-JVM fabric a 64-byte aligned direct buffer, which every device in this JVM
+ * reaches; on the host fabric a shared-memory segment of its own, which peer processes map to reach
+ * it with one-sided RDMA READ and WRITE.
  */
 final class SoftDeviceMemory implements DeviceMemory, SoftDevice.SoftObject {
     private static final int ALIGNMENT = 64;
@@ -24,6 +26,8 @@ final class SoftDeviceMemory implements DeviceMemory, SoftDevice.SoftObject {
 
     private final SoftDevice device;
     private final ByteBuffer buffer;
+    /** The segment holding the memory on the host fabric, else null. */
+    private final SharedSegment segment;
     private final Tracked tracked;
     /** Set once, by compare-and-set: of racing closes exactly one releases the memory. */
     private volatile boolean closed;
@@ -33,8 +37,27 @@ final class SoftDeviceMemory implements DeviceMemory, SoftDevice.SoftObject {
         ByteBuffer raw = ByteBuffer.allocateDirect(bytes + ALIGNMENT);
         ByteBuffer aligned = raw.alignedSlice(ALIGNMENT);
         this.buffer = aligned.limit(bytes).slice();
+        this.segment = null;
         this.tracked = device.resources().track(this, "DEVICE_MEMORY", bytes + "B device memory on " + device.name());
         device.register(this);
+    }
+
+    SoftDeviceMemory(SoftDevice device, SharedSegment segment) {
+        this.device = device;
+        this.segment = segment;
+        this.buffer = segment.buffer();
+        this.tracked = device.resources().track(this, "DEVICE_MEMORY", buffer.capacity() + "B shared device memory "
+            + segment.name() + " on " + device.name());
+        device.register(this);
+    }
+
+    /**
+     * The shared-memory segment of this memory, or null on the in-JVM fabric.
+     *
+     * @return the segment
+     */
+    SharedSegment segment() {
+        return segment;
     }
 
     @Override
@@ -58,6 +81,9 @@ final class SoftDeviceMemory implements DeviceMemory, SoftDevice.SoftObject {
             return;
         }
         device.unregister(this);
+        if (segment != null) {
+            device.host().node().deleteSegment(segment);
+        }
         tracked.release();
     }
 }

@@ -359,6 +359,38 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         }
     }
 
+    /**
+     * Creates this queue pair's outbound wire, if not yet, and says where it is: what the connection
+     * manager sends the peer process (host-fabric devices only).
+     *
+     * @return this end of the connection
+     * @throws VerbsException when the device is not on the host fabric or the segment cannot be made
+     */
+    XpEndpoint openWire() throws VerbsException {
+        throw new VerbsException(Errno.EOPNOTSUPP, "queue pairs across processes are not built yet");
+    }
+
+    /**
+     * Connects to a queue pair of another process (maps its wire and its device's table) and moves
+     * INIT → RTR → RTS; called by the connection manager.
+     *
+     * @param node the peer's process
+     * @param remote what the peer sent
+     * @param p the retry counts
+     * @throws VerbsException when this queue pair is not in INIT or the peer's segments cannot be mapped
+     */
+    void connectRemote(io.jsdp.testbed.shm.NodeId node, XpEndpoint remote, ConnectionParameters p) throws VerbsException {
+        throw new VerbsException(Errno.EOPNOTSUPP, "queue pairs across processes are not built yet");
+    }
+
+    /**
+     * The peer's process is gone: what is outstanding fails as after a transport timeout
+     * ({@code RETRY_EXC_ERR}, the rest flushed) and the queue pair goes to ERROR.
+     */
+    void peerLost() {
+        enterError("peer lost");
+    }
+
     /** Moves to ERROR, completing everything outstanding with a flush. */
     void enterError(String why) {
         sqLock.lock();

@@ -218,6 +218,28 @@ public final class ShmNode implements AutoCloseable {
     }
 
     /**
+     * Deletes the file of a segment this node created and forgets it; the mappings stay valid.
+     *
+     * @param segment a segment {@link #createSegment} returned
+     */
+    public void deleteSegment(SharedSegment segment) {
+        if (ownSegments.remove(segment)) {
+            segment.delete();
+        }
+    }
+
+    /**
+     * The name segment {@code number} of node {@code owner} has (its {@link SharedSegment#name()}).
+     *
+     * @param owner the creating node
+     * @param number the number in its name
+     * @return the file name
+     */
+    public String segmentName(NodeId owner, long number) {
+        return rendezvous.segment(owner, number).getFileName().toString();
+    }
+
+    /**
      * Maps a segment of this directory by name (as {@link SharedSegment#name()} gives it).
      *
      * @param name the file name
