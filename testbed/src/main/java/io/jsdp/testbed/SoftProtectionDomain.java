@@ -48,6 +48,11 @@ final class SoftProtectionDomain implements ProtectionDomain, SoftDevice.SoftObj
         return device;
     }
 
+    /** The domain's number, unique in this process: what remote keys are checked against across processes. */
+    int number() {
+        return number;
+    }
+
     @Override
     public MemoryRegion register(ByteBuffer buffer, int access) throws VerbsException {
         device.ensureOpen();

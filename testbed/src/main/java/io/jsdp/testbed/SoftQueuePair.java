@@ -367,7 +367,8 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
      * @throws VerbsException when the device is not on the host fabric or the segment cannot be made
      */
     XpEndpoint openWire() throws VerbsException {
-        throw new VerbsException(Errno.EOPNOTSUPP, "queue pairs across processes are not built yet");
+        // Placeholder until the wire lands: the connection manager can already connect; data does not move.
+        return new XpEndpoint(qpNumber, pd.number(), 0, 0);
     }
 
     /**
@@ -380,7 +381,19 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
      * @throws VerbsException when this queue pair is not in INIT or the peer's segments cannot be mapped
      */
     void connectRemote(io.jsdp.testbed.shm.NodeId node, XpEndpoint remote, ConnectionParameters p) throws VerbsException {
-        throw new VerbsException(Errno.EOPNOTSUPP, "queue pairs across processes are not built yet");
+        // Placeholder until the wire lands: no peer, so requests time out as towards a silent peer.
+        sqLock.lock();
+        try {
+            if (state != QpState.INIT || destroyed) {
+                throw new VerbsException(Errno.EINVAL, this + " must be in INIT to connect, is " + state);
+            }
+            this.retryCount = p.retryCount();
+            this.rnrRetryCount = p.rnrRetryCount();
+            transition(QpState.RTR, "connect");
+            transition(QpState.RTS, "connect");
+        } finally {
+            sqLock.unlock();
+        }
     }
 
     /**
