@@ -44,6 +44,11 @@ final class QpLock {
         }
     }
 
+    /** Takes the lock if it is free, without waiting. */
+    boolean tryLock() {
+        return (int) STATE.getOpaque(this) == 0 && STATE.compareAndSet(this, 0, 1);
+    }
+
     void unlock() {
         STATE.setRelease(this, 0);
     }

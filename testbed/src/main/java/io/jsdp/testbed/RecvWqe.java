@@ -86,6 +86,26 @@ final class RecvWqe {
         return true;
     }
 
+    /** Copies {@code length} bytes of {@code src} at {@code at} into this receive (it has room for them). */
+    void scatterFrom(ByteBuffer src, int at, int length) {
+        if (count == 1) {
+            if (length > 0) {
+                buf0.put(off0, src, at, length);
+            }
+            return;
+        }
+        int pos = at;
+        int left = length;
+        for (int i = 0; i < count && left > 0; i++) {
+            int n = Math.min(len[i], left);
+            if (n > 0) {
+                buf[i].put(off[i], src, pos, n);
+                pos += n;
+                left -= n;
+            }
+        }
+    }
+
     /** Copies a send's payload (its resolved local entries) into this receive. */
     void scatterFrom(SendWqe w) {
         if (count == 1 && w.count == 1) {

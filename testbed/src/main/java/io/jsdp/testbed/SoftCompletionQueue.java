@@ -77,6 +77,9 @@ final class SoftCompletionQueue extends CqFields implements CompletionQueue, Sof
     private final AtomicInteger eventsAcked = new AtomicInteger();
     /** Queue pairs using this queue (send or receive side, once per side). */
     final CopyOnWriteArrayList<SoftQueuePair> users = new CopyOnWriteArrayList<>();
+    private static final SoftQueuePair[] NO_QPS = {};
+    /** Queue pairs connected to other processes using this queue: a poll that finds nothing looks at their wires. */
+    private volatile SoftQueuePair[] xp = NO_QPS;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     SoftCompletionQueue(SoftDevice device, SoftCompletionChannel channel, int entries) {
@@ -168,10 +171,29 @@ final class SoftCompletionQueue extends CqFields implements CompletionQueue, Sof
 
     @Override
     public int poll(WorkCompletion[] completions, int max) {
+        polls++;
         if (error) {
             return -Errno.EOVERFLOW;
         }
         int limit = Math.min(max, completions.length);
+        int n = take(completions, limit);
+        if (n == 0) {
+            SoftQueuePair[] x = xp;
+            if (x.length != 0) {
+                boolean found = false;
+                for (SoftQueuePair q : x) {
+                    found |= q.xpService();
+                }
+                if (found) {
+                    n = take(completions, limit);
+                }
+            }
+        }
+        return n;
+    }
+
+    /** Copies out and claims up to {@code limit} published entries. */
+    private int take(WorkCompletion[] completions, int limit) {
         int n = 0;
         while (n < limit) {
             long h = (long) HEAD.getOpaque(this);
@@ -204,7 +226,47 @@ final class SoftCompletionQueue extends CqFields implements CompletionQueue, Sof
             int wanted = solicitedOnly && a != ARM_NEXT ? ARM_SOLICITED : ARM_NEXT;
             if (a == wanted || ARMED.compareAndSet(this, a, wanted)) {
                 VarHandle.fullFence(); // the caller's next poll is ordered after the arm (see class doc)
+                if (xp.length != 0) {
+                    device.xp().armed(); // nobody polls now: the progress thread takes over
+                }
                 return Errno.OK;
+            }
+        }
+    }
+
+    /** Polls so far (a racy count: the progress thread only asks whether it moved). */
+    long polls() {
+        return polls;
+    }
+
+    boolean isArmed() {
+        return (int) ARMED.getVolatile(this) != ARM_NONE;
+    }
+
+    void addXp(SoftQueuePair q) {
+        synchronized (users) {
+            for (SoftQueuePair x : xp) {
+                if (x == q) {
+                    return;
+                }
+            }
+            SoftQueuePair[] n = java.util.Arrays.copyOf(xp, xp.length + 1);
+            n[n.length - 1] = q;
+            xp = n;
+        }
+    }
+
+    void removeXp(SoftQueuePair q) {
+        synchronized (users) {
+            SoftQueuePair[] cur = xp;
+            for (int i = 0; i < cur.length; i++) {
+                if (cur[i] == q) {
+                    SoftQueuePair[] n = new SoftQueuePair[cur.length - 1];
+                    System.arraycopy(cur, 0, n, 0, i);
+                    System.arraycopy(cur, i + 1, n, i, cur.length - i - 1);
+                    xp = n;
+                    return;
+                }
             }
         }
     }
@@ -294,9 +356,11 @@ abstract class CqPad1 extends CqProducer {
     long p10, p11, p12, p13, p14, p15, p16, p17;
 }
 
-/** The field pollers write. */
+/** The fields pollers write. */
 abstract class CqConsumer extends CqPad1 {
     volatile long head;
+    /** Polls so far; plain, racy: read by the progress thread only to see whether anyone polls. */
+    long polls;
 }
 
 /** Padding after the pollers' field. */

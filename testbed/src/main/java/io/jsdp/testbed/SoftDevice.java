@@ -58,11 +58,16 @@ public final class SoftDevice implements RdmaDevice {
     private final Fabric fabricChoice;
     /** This process's node on the host fabric, or null for a device of the in-JVM fabric only. */
     private final HostFabric host;
+    /** The device's side of connections to other processes; null with {@link #host}. */
+    private final XpEngine xp;
     private final ResourceTracker tracker;
     private final SoftFaults faults = new SoftFaults();
     final MemoryRegionTable memoryRegions = new MemoryRegionTable();
     /** Runs retries, delayed operations and timeouts; one thread, created with the device. */
     private final ScheduledThreadPoolExecutor agent;
+    /** Device memory by its buffer (identity), so a registration knows it names shared memory. */
+    final java.util.Map<java.nio.ByteBuffer, SoftDeviceMemory> deviceMemory =
+        java.util.Collections.synchronizedMap(new java.util.IdentityHashMap<>());
     /** Every open object, so close() can release what the application left open. */
     private final Set<SoftObject> live = ConcurrentHashMap.newKeySet();
     /** Cleared once, by compare-and-set: of racing closes exactly one reports and releases. */
@@ -75,6 +80,16 @@ public final class SoftDevice implements RdmaDevice {
         this.fabric = fabric;
         this.fabricChoice = choice;
         this.host = host;
+        XpEngine engine = null;
+        if (host != null) {
+            try {
+                engine = new XpEngine(this, host.node());
+            } catch (java.io.IOException e) {
+                host.release();
+                throw new java.io.UncheckedIOException("cannot create the shared segment of device " + name, e);
+            }
+        }
+        this.xp = engine;
         this.tracker = new ResourceTracker(name, leakDetection);
         String agentName = "jsdp-" + name + "-agent";
         this.agent = new ScheduledThreadPoolExecutor(1, r -> {
@@ -295,6 +310,7 @@ public final class SoftDevice implements RdmaDevice {
         tracker.releaseAll();
         agent.shutdownNow();
         if (host != null) {
+            xp.close();
             host.release();
         }
         if (TRACE.on(TraceLevel.RARE)) {
@@ -340,6 +356,11 @@ public final class SoftDevice implements RdmaDevice {
     /** This process's node on the host fabric, or null for an in-JVM device. */
     HostFabric host() {
         return host;
+    }
+
+    /** The device's side of connections to other processes, or null for an in-JVM device. */
+    XpEngine xp() {
+        return xp;
     }
 
     /**

@@ -49,6 +49,7 @@ final class SoftDeviceMemory implements DeviceMemory, SoftDevice.SoftObject {
         this.tracked = device.resources().track(this, "DEVICE_MEMORY", buffer.capacity() + "B shared device memory "
             + segment.name() + " on " + device.name());
         device.register(this);
+        device.deviceMemory.put(buffer, this);
     }
 
     /**
@@ -82,6 +83,7 @@ final class SoftDeviceMemory implements DeviceMemory, SoftDevice.SoftObject {
         }
         device.unregister(this);
         if (segment != null) {
+            device.deviceMemory.remove(buffer);
             device.host().node().deleteSegment(segment);
         }
         tracked.release();

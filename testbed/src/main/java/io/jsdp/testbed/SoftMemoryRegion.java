@@ -50,6 +50,25 @@ final class SoftMemoryRegion implements MemoryRegion, SoftDevice.SoftObject {
         pd.softDevice().register(this);
     }
 
+    /**
+     * Makes the region's rkey resolvable by other processes (host fabric, remote access): in the
+     * device's shared key table, with the device-memory segment it lies in (none for other memory,
+     * which peers are then refused). Called once the key is published in the device's own table.
+     */
+    void publishRemote() {
+        SoftDevice d = pd.softDevice();
+        XpEngine xp = d.xp();
+        if (xp == null || (access & (Access.REMOTE_READ | Access.REMOTE_WRITE)) == 0) {
+            return;
+        }
+        SoftDeviceMemory dm = d.deviceMemory.get(buffer);
+        long segment = dm == null || dm.segment() == null ? 0 : XpEngine.numberOf(dm.segment());
+        if (!xp.keys.publish(key, access, pd.number(), length, segment, 0)) {
+            SoftDevice.TRACE.message(io.jsdp.ras.TraceLevel.RARE, "device.keyNotShared", describe()
+                + ": its key index is beyond the shared key table (" + KeyTable.ENTRIES + "); other processes cannot reach it");
+        }
+    }
+
     private String describe() {
         return "MR key=0x" + Integer.toHexString(key) + " " + length + "B " + Access.toString(access)
             + " on " + pd.softDevice().name();
@@ -121,6 +140,10 @@ final class SoftMemoryRegion implements MemoryRegion, SoftDevice.SoftObject {
     public void forceClose() {
         if (!CLOSED.compareAndSet(this, false, true)) {
             return;
+        }
+        XpEngine xp = pd.softDevice().xp();
+        if (xp != null) {
+            xp.keys.revoke(key);
         }
         pd.softDevice().memoryRegions.remove(this);
         pd.users.decrementAndGet();

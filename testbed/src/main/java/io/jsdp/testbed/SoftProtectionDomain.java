@@ -76,6 +76,7 @@ final class SoftProtectionDomain implements ProtectionDomain, SoftDevice.SoftObj
         }
         SoftMemoryRegion mr = new SoftMemoryRegion(this, buffer, access, key);
         device.memoryRegions.publish(mr);
+        mr.publishRemote();
         return mr;
     }
 

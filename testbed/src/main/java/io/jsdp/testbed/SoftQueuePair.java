@@ -19,6 +19,11 @@ import io.jsdp.verbs.VerbsException;
 import io.jsdp.verbs.WcOpcode;
 import io.jsdp.verbs.WcStatus;
 import io.jsdp.verbs.WorkCompletion;
+import io.jsdp.testbed.shm.NodeId;
+import io.jsdp.testbed.shm.SharedSegment;
+import io.jsdp.testbed.shm.WaitWord;
+import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -53,6 +58,8 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
     private static final int EXEC_RNR = 1;
     private static final int EXEC_NO_ACK = 2;
     private static final int EXEC_DEFERRED = 3;
+    /** Across processes: the request must wait for answers to earlier messages (ordering, wire space). */
+    private static final int EXEC_WAIT = 4;
 
     /** Why the send queue is stalled; read by the peer's receive path to decide whether to kick. */
     static final int STALL_NONE = 0;
@@ -60,6 +67,7 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
     static final int STALL_NO_ACK = 2;
     static final int STALL_DELAY = 3;
     static final int STALL_FENCE = 4;
+    static final int STALL_ANSWERS = 5;
 
     private final SoftDevice device;
     private final SoftProtectionDomain pd;
@@ -101,6 +109,12 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
     // and the responder's state changes.
     private final QpLock rqLock = new QpLock();
     private final ReceiveRing ring;
+
+    // ---- across processes: the connection to a queue pair of another process, or null ----
+    private volatile XpLink link;
+    /** Our outbound wire, made by openWire before the connection exists; guarded by sqLock. */
+    private SharedSegment pendingTx;
+    private Wire pendingWire;
 
     SoftQueuePair(SoftDevice device, SoftProtectionDomain pd, QueuePairAttributes a) throws VerbsException {
         if (!(a.sendCq() instanceof SoftCompletionQueue) || !(a.recvCq() instanceof SoftCompletionQueue)) {
@@ -203,7 +217,10 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
                 return Errno.EINVAL;
             }
             if (sqPost - sqReclaimed >= maxSendWr) {
-                return Errno.ENOMEM;
+                XpLink l = link;
+                if (l == null || !processAnswersLocked(l) || sqPost - sqReclaimed >= maxSendWr) {
+                    return Errno.ENOMEM;
+                }
             }
             SendWqe w = sq[(int) sqPost & sqMask];
             w.load(r, sqPost, signalAll, pd, device.memoryRegions);
@@ -254,6 +271,22 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
             }
             return Errno.OK;
         }
+        XpLink l = link;
+        if (l != null) {
+            // A message of the peer that found no receive is delivered now, in this thread. The mark is
+            // read after the volatile publication; the responder marks, then looks at the ring again.
+            if ((l.rx.state(l.rxHead) & 0xff) == Wire.CODE_RNR) {
+                rqLock.lock();
+                try {
+                    if (link == l) {
+                        drainLocked(l);
+                    }
+                } finally {
+                    rqLock.unlock();
+                }
+            }
+            return Errno.OK;
+        }
         // A requester stalled for lack of a receive retries now, in this thread. The stall is read after
         // the volatile publication (ReceiveRing: the RNR-kick handshake).
         SoftQueuePair p = peer;
@@ -284,6 +317,7 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
                         peer = null;
                         stall.set(STALL_NONE);
                         transition(QpState.RESET, "modify");
+                        unlinkLocked();
                     } finally {
                         rqLock.unlock();
                     }
@@ -324,6 +358,7 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
                 destroyed = true;
                 peer = null;
                 stall.set(STALL_NONE);
+                unlinkLocked();
             } finally {
                 rqLock.unlock();
             }
@@ -367,8 +402,37 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
      * @throws VerbsException when the device is not on the host fabric or the segment cannot be made
      */
     XpEndpoint openWire() throws VerbsException {
-        // Placeholder until the wire lands: the connection manager can already connect; data does not move.
-        return new XpEndpoint(qpNumber, pd.number(), 0, 0);
+        sqLock.lock();
+        try {
+            return openWireLocked();
+        } finally {
+            sqLock.unlock();
+        }
+    }
+
+    private XpEndpoint openWireLocked() throws VerbsException {
+        XpEngine engine = device.xp();
+        if (engine == null) {
+            throw new VerbsException(Errno.EOPNOTSUPP, device.name() + " is not on the host fabric: it cannot reach "
+                + "other processes");
+        }
+        if (destroyed) {
+            throw new VerbsException(Errno.EINVAL, this + " is destroyed");
+        }
+        XpLink l = link;
+        SharedSegment seg = l != null ? l.txSegment : pendingTx;
+        if (seg == null) {
+            int slots = sq.length;
+            try {
+                seg = engine.node().createSegment(Wire.bytes(slots, XpEngine.wireBytes()));
+            } catch (IOException e) {
+                throw new VerbsException(Errno.ENOMEM, "cannot create the wire of " + this + ": " + e);
+            }
+            pendingWire = Wire.create(seg.buffer(), slots, XpEngine.wireBytes());
+            pendingTx = seg;
+        }
+        return new XpEndpoint(qpNumber, pd.number(), XpEngine.numberOf(seg), engine.segmentNumber(),
+            attributes.minRnrTimerNs());
     }
 
     /**
@@ -380,28 +444,78 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
      * @param p the retry counts
      * @throws VerbsException when this queue pair is not in INIT or the peer's segments cannot be mapped
      */
-    void connectRemote(io.jsdp.testbed.shm.NodeId node, XpEndpoint remote, ConnectionParameters p) throws VerbsException {
-        // Placeholder until the wire lands: no peer, so requests time out as towards a silent peer.
+    void connectRemote(NodeId node, XpEndpoint remote, ConnectionParameters p) throws VerbsException {
+        XpEngine engine = device.xp();
         sqLock.lock();
         try {
             if (state != QpState.INIT || destroyed) {
                 throw new VerbsException(Errno.EINVAL, this + " must be in INIT to connect, is " + state);
             }
+            openWireLocked();
+            Wire rx;
+            KeyTable keys;
+            WaitWord bell;
+            try {
+                rx = Wire.attach(engine.peerSegment(node, remote.wireSegment()).buffer());
+                SharedSegment ds = engine.peerSegment(node, remote.deviceSegment());
+                if (ds.buffer().capacity() < KeyTable.SEGMENT_BYTES) {
+                    throw new VerbsException(Errno.EINVAL, "peer device segment of " + ds.buffer().capacity()
+                        + " bytes is malformed");
+                }
+                keys = new KeyTable(ds.buffer());
+                bell = engine.peerDoorbell(node, remote.deviceSegment());
+            } catch (IOException e) {
+                throw new VerbsException(Errno.ENOENT, "cannot map the segments of peer QP " + remote.qpNumber() + " of "
+                    + node + ": " + e);
+            }
+            if (remote.minRnrTimerNs() <= 0) {
+                throw new VerbsException(Errno.EINVAL, "peer sent a minimum RNR timer of " + remote.minRnrTimerNs());
+            }
+            XpLink l = new XpLink(node, pendingTx, pendingWire, rx, keys, bell, remote);
+            pendingTx = null;
+            pendingWire = null;
             this.retryCount = p.retryCount();
             this.rnrRetryCount = p.rnrRetryCount();
+            this.link = l;
+            sendCq.addXp(this);
+            recvCq.addXp(this);
             transition(QpState.RTR, "connect");
             transition(QpState.RTS, "connect");
+            engine.add(this);
+            if (TRACE.on(TraceLevel.ENTRY_EXIT)) {
+                TRACE.record(TraceLevel.ENTRY_EXIT, "qp.connectRemote", qpNumber, remote.qpNumber(), node.pid());
+            }
         } finally {
             sqLock.unlock();
         }
     }
 
     /**
-     * The peer's process is gone: what is outstanding fails as after a transport timeout
-     * ({@code RETRY_EXC_ERR}, the rest flushed) and the queue pair goes to ERROR.
+     * The peer's process is gone: the oldest outstanding request fails as after a transport timeout
+     * ({@code RETRY_EXC_ERR}), the rest are flushed, and the queue pair goes to ERROR.
      */
     void peerLost() {
-        enterError("peer lost");
+        sqLock.lock();
+        try {
+            XpLink l = link;
+            if (l != null && state != QpState.ERROR) {
+                for (long i = sqDone; i < sqPost; i++) {
+                    SendWqe w = sq[(int) i & sqMask];
+                    if (w.state != SendWqe.DONE) {
+                        w.complete(WcStatus.RETRY_EXC_ERR);
+                        traceRequesterError(w);
+                        break;
+                    }
+                }
+                device.xp().forgetPeer(l.peerNode);
+            }
+            if (TRACE.on(TraceLevel.RARE) && state != QpState.ERROR) {
+                TRACE.record(TraceLevel.RARE, "qp.toError.peer_lost", qpNumber);
+            }
+            enterErrorLocked();
+        } finally {
+            sqLock.unlock();
+        }
     }
 
     /** Moves to ERROR, completing everything outstanding with a flush. */
@@ -507,6 +621,10 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
                 sqExec++;
                 continue;
             }
+            if (r == EXEC_WAIT) {
+                stall.set(STALL_ANSWERS); // answers to earlier messages run the queue again (processAnswersLocked)
+                break;
+            }
             if (r == EXEC_RNR) {
                 stall.set(STALL_RNR);
                 rnrNaks++;
@@ -545,6 +663,10 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         if (w.localError || w.localRegionGone()) {
             w.complete(WcStatus.LOC_PROT_ERR);
             return EXEC_DONE;
+        }
+        XpLink l = link;
+        if (l != null) {
+            return executeXp(w, l);
         }
         SoftQueuePair p = peer;
         if (!reachable(p)) {
@@ -593,7 +715,8 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
                 w.complete(WcStatus.LOC_PROT_ERR);
                 r = EXEC_DONE;
             } else {
-                r = reachable(p) ? p.respondRead(w) : EXEC_NO_ACK;
+                XpLink l = link;
+                r = l != null ? xpOneSided(w, l) : reachable(p) ? p.respondRead(w) : EXEC_NO_ACK;
             }
             if (r != EXEC_DONE) {
                 w.complete(WcStatus.RETRY_EXC_ERR);
@@ -644,6 +767,10 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         }
         sqExec = sqPost;
         readsInFlight = 0;
+        XpLink l = link;
+        if (l != null) {
+            cancelWireLocked(l);
+        }
         emitCompletionsLocked();
         sqReclaimed = sqDone;
         rqLock.lock();
@@ -815,11 +942,518 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         }
     }
 
+    // ------------------------------------------------------------------ across processes: requester
+
+    /**
+     * Executes a request towards a queue pair of another process. Messages (SEND, the immediate of
+     * RDMA_WRITE_WITH_IMM) go into our wire and complete when answered; RDMA WRITE and READ copy
+     * into or out of the peer's device memory here, once every earlier message is answered (the
+     * responder executes in order).
+     */
+    private int executeXp(SendWqe w, XpLink l) {
+        if (device.faults().isLinkDown()) {
+            return EXEC_NO_ACK;
+        }
+        switch (w.opcode) {
+            case SEND:
+            case SEND_WITH_IMM:
+                return publishXp(w, l, w.opcode.code(), (int) w.total, true);
+            case RDMA_WRITE:
+            case RDMA_WRITE_WITH_IMM:
+            case RDMA_READ:
+                if (l.txSeq != l.txAcked) {
+                    return EXEC_WAIT;
+                }
+                if (l.tx.responderSilent()) {
+                    return EXEC_NO_ACK;
+                }
+                if (w.opcode == Opcode.RDMA_READ) {
+                    long delayNs = device.faults().readDelayNs();
+                    if (delayNs > 0) {
+                        w.state = SendWqe.IN_FLIGHT;
+                        readsInFlight++;
+                        long seq = w.seq;
+                        device.schedule(() -> finishDeferredRead(seq), delayNs);
+                        return EXEC_DEFERRED;
+                    }
+                }
+                int r = xpOneSided(w, l);
+                if (r == EXEC_DONE && w.status == WcStatus.SUCCESS && w.opcode == Opcode.RDMA_WRITE_WITH_IMM) {
+                    w.state = SendWqe.POSTED;
+                    w.status = null;
+                    return publishXp(w, l, w.opcode.code(), (int) w.total, false);
+                }
+                return r;
+            default:
+                w.complete(WcStatus.LOC_QP_OP_ERR);
+                return EXEC_DONE;
+        }
+    }
+
+    /**
+     * Copies an RDMA WRITE's or READ's data into or out of the peer's memory, after checking the rkey
+     * in the peer's key table as the responder would (rxe check_rkey): published, same protection
+     * domain as the peer's queue pair, the access, the bounds. Remote memory must be device memory;
+     * anything else is a remote access error, and the peer is told to go to ERROR as a responder that
+     * refused the request would.
+     */
+    private int xpOneSided(SendWqe w, XpLink l) {
+        if (w.total == 0) {
+            w.complete(WcStatus.SUCCESS); // a zero-length RDMA operation needs no key (IBA C9-88)
+            return EXEC_DONE;
+        }
+        int needed = w.opcode == Opcode.RDMA_READ ? Access.REMOTE_READ : Access.REMOTE_WRITE;
+        KeyTable.Entry e = l.scratch;
+        ByteBuffer remote = null;
+        int at = 0;
+        String refused = null;
+        if (!l.peerKeys.lookup(w.rkey, e)) {
+            refused = "no such rkey";
+        } else if (e.pd != l.peerPd) {
+            refused = "rkey of another protection domain";
+        } else if ((e.access & needed) == 0) {
+            refused = "rkey without " + Access.toString(needed);
+        } else {
+            long offset = w.remoteAddress - MemoryRegionTable.addressOf(w.rkey);
+            if (offset < 0 || offset + w.total > e.length) {
+                refused = "outside the region";
+            } else if (e.segment == 0) {
+                refused = "the region is not device memory, which is all another process can reach";
+            } else {
+                try {
+                    remote = device.xp().peerSegment(l.peerNode, e.segment).buffer();
+                } catch (IOException ex) {
+                    refused = "its device memory is gone (" + ex.getMessage() + ")";
+                }
+                if (remote != null) {
+                    long end = (long) e.segmentOffset + offset + w.total;
+                    if (e.segmentOffset < 0 || end > remote.capacity()) {
+                        refused = "the peer's key table names bytes outside its segment";
+                        remote = null;
+                    } else {
+                        at = (int) (e.segmentOffset + offset);
+                    }
+                }
+            }
+        }
+        if (remote == null) {
+            if (TRACE.on(TraceLevel.RARE)) {
+                TRACE.message(TraceLevel.RARE, "qp.remoteAccessRefused", this + ": " + w.opcode + " with rkey 0x"
+                    + Integer.toHexString(w.rkey) + " at 0x" + Long.toHexString(w.remoteAddress) + " (" + w.total
+                    + " bytes) refused: " + refused);
+            }
+            notifyResponderError(l);
+            w.complete(WcStatus.REM_ACCESS_ERR);
+            return EXEC_DONE;
+        }
+        w.remoteBuf[0] = remote;
+        w.remoteOff[0] = at;
+        w.remoteLen[0] = (int) w.total;
+        if (w.opcode == Opcode.RDMA_READ) {
+            ScatterGather.copy(w.remoteBuf, w.remoteOff, w.remoteLen, 1, w.buf, w.off, w.len, w.count);
+        } else {
+            ScatterGather.copy(w.buf, w.off, w.len, w.count, w.remoteBuf, w.remoteOff, w.remoteLen, 1);
+        }
+        w.remoteBuf[0] = null;
+        w.complete(WcStatus.SUCCESS);
+        return EXEC_DONE;
+    }
+
+    /** Tells the peer's queue pair it refused a one-sided request: it goes to ERROR, as a responder would. */
+    private void notifyResponderError(XpLink l) {
+        if (l.txSeq - l.txAcked >= l.tx.slots()) {
+            return; // cannot happen (one-sided requests wait for every answer); the peer then just stays up
+        }
+        long seq = l.txSeq++;
+        int slot = (int) seq & (l.tx.slots() - 1);
+        l.slotRequest[slot] = -1;
+        l.slotDataEnd[slot] = l.dataTail;
+        l.tx.publish(seq, Wire.OP_RESPONDER_ERROR, 0, 0, 0, -1);
+        l.wakeResponder();
+    }
+
+    /** Puts a message into our wire; the request completes when the responder answers. */
+    private int publishXp(SendWqe w, XpLink l, int opcode, int length, boolean payload) {
+        Wire tx = l.tx;
+        if (l.txSeq - l.txAcked >= tx.slots()) {
+            return EXEC_WAIT;
+        }
+        long seq = l.txSeq;
+        int slotOffset = tx.slot(seq);
+        int dataOffset = -1;
+        int at = slotOffset + Wire.S_INLINE;
+        if (payload && length > Wire.INLINE_MAX) {
+            int cap = tx.dataCapacity();
+            if (length > cap) {
+                if (TRACE.on(TraceLevel.RARE)) {
+                    TRACE.message(TraceLevel.RARE, "qp.messageTooLong", this + ": a " + length + "-byte " + w.opcode
+                        + " to another process exceeds the wire's " + cap + "-byte data area (" + XpEngine.WIRE_BYTES_PROP
+                        + ")");
+                }
+                w.complete(WcStatus.LOC_LEN_ERR);
+                return EXEC_DONE;
+            }
+            long tail = l.dataTail;
+            long pos = tail % cap;
+            long start = pos + length > cap ? tail + (cap - pos) : tail;
+            if (start + length - l.dataHead > cap) {
+                return EXEC_WAIT; // the data area frees up as answers come back
+            }
+            l.dataTail = start + length;
+            dataOffset = (int) (start % cap);
+            at = tx.dataAt(dataOffset);
+        }
+        if (payload) {
+            ByteBuffer b = tx.buffer();
+            for (int i = 0; i < w.count; i++) {
+                int n = w.len[i];
+                if (n > 0) {
+                    b.put(at, w.buf[i], w.off[i], n);
+                    at += n;
+                }
+            }
+        }
+        int slot = (int) seq & (tx.slots() - 1);
+        l.slotRequest[slot] = w.seq;
+        l.slotDataEnd[slot] = l.dataTail;
+        w.state = SendWqe.IN_FLIGHT;
+        l.txSeq = seq + 1;
+        tx.publish(seq, opcode, w.flags, length, w.immData, dataOffset);
+        l.wakeResponder();
+        return EXEC_DEFERRED;
+    }
+
+    /**
+     * Turns the peer's answers into completions, in order, and runs the send queue again if it waited
+     * for them.
+     *
+     * @return whether an answer was found
+     */
+    private boolean processAnswersLocked(XpLink l) {
+        Wire tx = l.tx;
+        boolean did = false;
+        int mask = tx.slots() - 1;
+        while (l.txAcked != l.txSeq) {
+            long seq = l.txAcked;
+            long word = tx.state(seq);
+            int code = (int) word & 0xff;
+            if (word >>> 8 != seq || (code != Wire.CODE_DONE && code != Wire.CODE_CANCELLED)) {
+                break;
+            }
+            int slot = (int) seq & mask;
+            l.txAcked = seq + 1;
+            l.dataHead = l.slotDataEnd[slot];
+            l.rnrSinceNs = 0;
+            l.silentSinceNs = 0;
+            did = true;
+            long req = l.slotRequest[slot];
+            if (code == Wire.CODE_CANCELLED || req < 0) {
+                continue;
+            }
+            SendWqe w = sq[(int) req & sqMask];
+            if (w.seq != req || w.state != SendWqe.IN_FLIGHT) {
+                continue; // flushed meanwhile
+            }
+            WcStatus status = WcStatus.of(tx.result(seq));
+            w.complete(status);
+            if (status != WcStatus.SUCCESS) {
+                traceRequesterError(w);
+                enterErrorLocked();
+                return true;
+            }
+        }
+        if (did) {
+            if (state == QpState.ERROR) {
+                return true;
+            }
+            if (stall.get() == STALL_ANSWERS) {
+                stall.set(STALL_NONE);
+                progressLocked();
+            } else {
+                emitCompletionsLocked();
+            }
+        }
+        return did;
+    }
+
+    /**
+     * The requester's timers for its oldest unanswered message: RNR retries while the responder marks
+     * it RNR, transport retries while the responder is silent (its queue pair in error or gone, its
+     * link down). Runs on the progress thread, every {@link XpEngine#CHECK_NS}.
+     */
+    void xpTimers(long now) {
+        XpLink l = link;
+        if (l == null || !l.outstanding() || !sqLock.tryLock()) {
+            return;
+        }
+        try {
+            if (link != l || state == QpState.ERROR) {
+                return;
+            }
+            processAnswersLocked(l);
+            if (l.txAcked == l.txSeq || state == QpState.ERROR) {
+                return;
+            }
+            long seq = l.txAcked;
+            int code = (int) l.tx.state(seq) & 0xff;
+            WcStatus fail = null;
+            int from = code;
+            if (code == Wire.CODE_RNR) {
+                if (l.rnrSinceNs == 0) {
+                    l.rnrSinceNs = now;
+                    rnrNaks++;
+                }
+                int limit = rnrRetryCount;
+                if (limit != ConnectionParameters.RNR_RETRY_INFINITE && now - l.rnrSinceNs >= limit * l.peerMinRnrNs) {
+                    fail = WcStatus.RNR_RETRY_EXC_ERR;
+                }
+            } else if (code == Wire.CODE_PUBLISHED && l.tx.responderSilent()) {
+                if (l.silentSinceNs == 0) {
+                    l.silentSinceNs = now;
+                }
+                if (now - l.silentSinceNs >= (retryCount + 1L) * attributes.ackTimeoutNs()) {
+                    fail = WcStatus.RETRY_EXC_ERR;
+                }
+            }
+            if (fail == null || !l.tx.transition(seq, from, Wire.CODE_CANCELLED)) {
+                return;
+            }
+            int slot = (int) seq & (l.tx.slots() - 1);
+            long req = l.slotRequest[slot];
+            l.txAcked = seq + 1;
+            if (req >= 0) {
+                SendWqe w = sq[(int) req & sqMask];
+                if (w.seq == req && w.state == SendWqe.IN_FLIGHT) {
+                    w.complete(fail);
+                    traceRequesterError(w);
+                }
+            }
+            enterErrorLocked();
+        } finally {
+            sqLock.unlock();
+        }
+    }
+
+    /** Withdraws every message still unanswered in our wire (the queue pair is going to ERROR). */
+    private void cancelWireLocked(XpLink l) {
+        for (long seq = l.txAcked; seq != l.txSeq; seq++) {
+            if (l.slotRequest[(int) seq & (l.tx.slots() - 1)] < 0) {
+                continue; // a notice to the responder: it must still arrive
+            }
+            if (!l.tx.transition(seq, Wire.CODE_PUBLISHED, Wire.CODE_CANCELLED)) {
+                l.tx.transition(seq, Wire.CODE_RNR, Wire.CODE_CANCELLED);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ across processes: responder
+
+    /**
+     * Acts on the peer's messages in order, as its responder: delivers sends into our receives, consumes
+     * receives for immediates, goes to ERROR on a refused one-sided request; marks a message RNR when
+     * no receive is posted, and says "silent" while we cannot answer. Answers each message.
+     *
+     * @return whether a message was acted on
+     */
+    private boolean drainLocked(XpLink l) {
+        Wire rx = l.rx;
+        boolean answering = readyToRespond() && !device.faults().isLinkDown();
+        if (answering == l.silent) {
+            l.silent = !answering;
+            rx.responderSilent(!answering);
+        }
+        if (!answering) {
+            return false;
+        }
+        boolean did = false;
+        while (true) {
+            long seq = l.rxHead;
+            long word = rx.state(seq);
+            int code = (int) word & 0xff;
+            if (word >>> 8 != seq || (code != Wire.CODE_PUBLISHED && code != Wire.CODE_RNR)) {
+                break;
+            }
+            int op = rx.opcode(seq);
+            RecvWqe r = null;
+            boolean needsReceive = op == Opcode.SEND.code() || op == Opcode.SEND_WITH_IMM.code()
+                || op == Opcode.RDMA_WRITE_WITH_IMM.code();
+            if (needsReceive && (r = ring.peek()) == null) {
+                if (code == Wire.CODE_PUBLISHED) {
+                    // Mark, then look once more: a receive posted meanwhile is found here, or its poster
+                    // sees the mark and drains (postRecv).
+                    rx.transition(seq, Wire.CODE_PUBLISHED, Wire.CODE_RNR);
+                    code = Wire.CODE_RNR;
+                    r = ring.peek();
+                }
+                if (r == null) {
+                    break;
+                }
+            }
+            if (!rx.transition(seq, code, Wire.CODE_TAKEN)) {
+                break; // the requester withdrew it
+            }
+            l.rxHead = seq + 1;
+            did = true;
+            WcStatus answer = respondXp(l, seq, op, r);
+            rx.answer(seq, answer.code());
+            if (answer != WcStatus.SUCCESS || !readyToRespond()) {
+                break;
+            }
+        }
+        if (did) {
+            l.wakeRequester();
+        }
+        return did;
+    }
+
+    /** Acts on one taken message; returns the requester's status. */
+    private WcStatus respondXp(XpLink l, long seq, int op, RecvWqe r) {
+        Wire rx = l.rx;
+        int flags = rx.flags(seq);
+        boolean solicited = (flags & SendFlags.SOLICITED) != 0;
+        int length = rx.length(seq);
+        if (op == Wire.OP_RESPONDER_ERROR) {
+            responderErrorLocked("remote access");
+            return WcStatus.SUCCESS;
+        }
+        if (op == Opcode.RDMA_WRITE_WITH_IMM.code()) {
+            long wrId = r.wrId;
+            ring.advance();
+            recvCq.push(wrId, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, length, rx.imm(seq),
+                WorkCompletion.WITH_IMM, qpNumber, solicited);
+            return WcStatus.SUCCESS;
+        }
+        if (op != Opcode.SEND.code() && op != Opcode.SEND_WITH_IMM.code()) {
+            return malformed(l, "unknown opcode " + op);
+        }
+        int at = rx.payloadAt(seq, length);
+        if (at < 0) {
+            return malformed(l, "a " + length + "-byte payload outside the wire");
+        }
+        long wrId = r.wrId;
+        if (!r.usable()) {
+            ring.advance();
+            recvCq.push(wrId, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, 0, qpNumber, true);
+            responderErrorLocked("bad receive");
+            return WcStatus.REM_OP_ERR;
+        }
+        if (length > r.capacity) {
+            ring.advance();
+            recvCq.push(wrId, WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, 0, 0, qpNumber, true);
+            responderErrorLocked("receive too small");
+            return WcStatus.REM_INV_REQ_ERR;
+        }
+        r.scatterFrom(rx.buffer(), at, length);
+        ring.advance();
+        boolean imm = op == Opcode.SEND_WITH_IMM.code();
+        recvCq.push(wrId, WcStatus.SUCCESS, WcOpcode.RECV, length, imm ? rx.imm(seq) : 0,
+            imm ? WorkCompletion.WITH_IMM : 0, qpNumber, solicited);
+        return WcStatus.SUCCESS;
+    }
+
+    /** A message this process cannot make sense of: the connection fails, nothing else does. */
+    private WcStatus malformed(XpLink l, String what) {
+        TRACE.message(TraceLevel.ERROR, "qp.malformedMessage", this + ": peer QP " + l.peerQpNumber + " of "
+            + l.peerNode + " sent " + what + "; this queue pair goes to ERROR");
+        responderErrorLocked("malformed message");
+        return WcStatus.REM_INV_REQ_ERR;
+    }
+
+    // ------------------------------------------------------------------ across processes: who looks
+
+    /**
+     * Looks at the wires once: answers for our requests, messages for our responder. Called by polls
+     * of our completion queues and by the progress thread; skips a role another thread is running.
+     *
+     * @return whether anything was found
+     */
+    boolean xpService() {
+        XpLink l = link;
+        if (l == null) {
+            return false;
+        }
+        boolean did = false;
+        if (l.outstanding() && (l.tx.state(l.txAcked) & 0xff) >= Wire.CODE_DONE && sqLock.tryLock()) {
+            try {
+                if (link == l) {
+                    did = processAnswersLocked(l);
+                }
+            } finally {
+                sqLock.unlock();
+            }
+        }
+        long word = l.rx.state(l.rxHead);
+        boolean pending = word >>> 8 == l.rxHead && (int) (word & 0xff) == Wire.CODE_PUBLISHED;
+        boolean answering = readyToRespond() && !device.faults().isLinkDown();
+        if ((pending || l.silent == answering) && rqLock.tryLock()) {
+            try {
+                if (link == l) {
+                    did |= drainLocked(l);
+                }
+            } finally {
+                rqLock.unlock();
+            }
+        }
+        return did;
+    }
+
+    /**
+     * The progress thread's look at who polls this queue pair's completion queues: a queue polled since
+     * its last look and not armed is covered by its poller; for the others it asks the peer for a
+     * doorbell (the words in the wires).
+     *
+     * @return whether both roles are covered by pollers
+     */
+    boolean xpCoverage() {
+        XpLink l = link;
+        if (l == null) {
+            return true;
+        }
+        long sp = sendCq.polls();
+        long rp = recvCq.polls();
+        boolean answersCovered = sp != l.seenSendPolls && !sendCq.isArmed();
+        boolean messagesCovered = rp != l.seenRecvPolls && !recvCq.isArmed();
+        l.seenSendPolls = sp;
+        l.seenRecvPolls = rp;
+        if (l.wantsAnswers == answersCovered) {
+            l.wantsAnswers = !answersCovered;
+            l.tx.requesterWantsDoorbell(!answersCovered);
+        }
+        if (l.wantsMessages == messagesCovered) {
+            l.wantsMessages = !messagesCovered;
+            l.rx.responderWantsDoorbell(!messagesCovered);
+        }
+        return answersCovered && messagesCovered;
+    }
+
+    /** Unlinks from the peer (destroy, RESET): we stop answering, our wire is deleted. Holds both locks. */
+    private void unlinkLocked() {
+        XpLink l = link;
+        if (l != null) {
+            link = null;
+            l.rx.responderSilent(true);
+            sendCq.removeXp(this);
+            recvCq.removeXp(this);
+            XpEngine engine = device.xp();
+            engine.remove(this);
+            engine.node().deleteSegment(l.txSegment);
+        }
+        if (pendingTx != null) {
+            device.xp().node().deleteSegment(pendingTx);
+            pendingTx = null;
+            pendingWire = null;
+        }
+    }
+
     // ------------------------------------------------------------------ observability
 
     private void transition(QpState to, String why) {
         QpState from = state;
         state = to;
+        XpLink l = link;
+        if (l != null && (to == QpState.ERROR || to == QpState.RESET)) {
+            l.rx.responderSilent(true); // a requester across processes stops getting answers
+        }
         int level = to == QpState.ERROR ? TraceLevel.RARE : TraceLevel.ENTRY_EXIT;
         if (TRACE.on(level)) {
             TRACE.record(level, to == QpState.ERROR ? "qp.error" : "qp.transition", qpNumber, from.ordinal(),

@@ -13,10 +13,12 @@ import java.nio.ByteBuffer;
  * @param pdNumber its protection domain's number
  * @param wireSegment the number of its outbound wire's segment
  * @param deviceSegment the number of its device's segment
+ * @param minRnrTimerNs how long a requester waits before it sends again a message this queue pair
+ *     had no receive for
  */
-record XpEndpoint(int qpNumber, int pdNumber, long wireSegment, long deviceSegment) {
+record XpEndpoint(int qpNumber, int pdNumber, long wireSegment, long deviceSegment, long minRnrTimerNs) {
     /** Bytes of the encoded form. */
-    static final int BYTES = 24;
+    static final int BYTES = 32;
 
     /**
      * Appends the encoded form at {@code b}'s position.
@@ -24,7 +26,7 @@ record XpEndpoint(int qpNumber, int pdNumber, long wireSegment, long deviceSegme
      * @param b the buffer, with {@link #BYTES} remaining
      */
     void put(ByteBuffer b) {
-        b.putInt(qpNumber).putInt(pdNumber).putLong(wireSegment).putLong(deviceSegment);
+        b.putInt(qpNumber).putInt(pdNumber).putLong(wireSegment).putLong(deviceSegment).putLong(minRnrTimerNs);
     }
 
     /**
@@ -34,6 +36,6 @@ record XpEndpoint(int qpNumber, int pdNumber, long wireSegment, long deviceSegme
      * @return the endpoint
      */
     static XpEndpoint get(ByteBuffer b) {
-        return new XpEndpoint(b.getInt(), b.getInt(), b.getLong(), b.getLong());
+        return new XpEndpoint(b.getInt(), b.getInt(), b.getLong(), b.getLong(), b.getLong());
     }
 }

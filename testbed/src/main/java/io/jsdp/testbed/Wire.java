@@ -1,0 +1,269 @@
+package io.jsdp.testbed;
+
+import io.jsdp.verbs.Errno;
+import io.jsdp.verbs.VerbsException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * One direction of a queue-pair connection across processes: the messages a requester's send queue
+ * sends its peer (SEND, SEND_WITH_IMM, the immediate of RDMA_WRITE_WITH_IMM, and a responder-error
+ * notice) in a shared-memory segment the requester owns and the responder maps. One-sided RDMA
+ * WRITE and READ do not pass through it: the requester copies into or out of the responder's device
+ * memory directly.
+ *
+ * <pre>
+ *  header (256 B, each word on its own cache line)
+ *    0   magic (i32), slots (i32), data capacity (i32)          requester, at creation
+ *    64  requester wants a doorbell on answers (i32)              requester
+ *    128 responder wants a doorbell on messages (i32)             responder
+ *    192 responder not answering (i32): its queue pair is in ERROR, RESET or destroyed, or its link down
+ *  slots (128 B each, slot = sequence &amp; (slots - 1))
+ *    0   state (i64) = sequence &lt;&lt; 8 | code                     both, see below
+ *    8   opcode (i32)  12 send flags (i32)  16 length (i32)  20 immediate (i32)
+ *    24  data offset (i32): -1 when the payload is inline       28 result (i32): WcStatus code
+ *    32  inline payload, up to {@link #INLINE_MAX} bytes
+ *  data area: payloads too long for a slot, a byte ring the requester allocates in posting order
+ *  and frees as answers come back
+ * </pre>
+ *
+ * <p>A message's state word moves PUBLISHED → (RNR) → TAKEN → DONE, or PUBLISHED/RNR → CANCELLED. The
+ * requester publishes (release store of PUBLISHED after the fields and payload). The responder takes a
+ * message by CAS before acting on it, marks RNR by CAS when it has no receive for it, and answers by
+ * a release store of DONE after the result. The requester cancels by CAS (RNR retries exhausted, its
+ * queue pair in error): a message is either taken or cancelled, never both, so a completion never
+ * disagrees with what the responder did. The sequence in the state word makes a stale state of the
+ * previous lap unmistakable.
+ *
+ * <p>All accesses are through {@link MethodHandles#byteBufferViewVarHandle} in native order (both
+ * processes are on one host); a peer's segment is validated when attached and every offset read from
+ * it is checked before use, so a malformed peer cannot make this process read or write outside the
+ * segment.
+ */
+final class Wire {
+    static final int MAGIC = 0x6a736477; // "jsdw"
+    static final int SLOT_BYTES = 128;
+    /** Payload bytes a slot carries itself. */
+    static final int INLINE_MAX = 96;
+    static final int HEADER_BYTES = 256;
+
+    static final int CODE_PUBLISHED = 1;
+    static final int CODE_RNR = 2;
+    static final int CODE_TAKEN = 3;
+    static final int CODE_DONE = 4;
+    static final int CODE_CANCELLED = 5;
+
+    /** Opcode of the notice a requester sends when a one-sided request broke the responder's rules. */
+    static final int OP_RESPONDER_ERROR = 0x100;
+
+    private static final int MAGIC_OFF = 0;
+    private static final int SLOTS_OFF = 4;
+    private static final int DATA_CAP_OFF = 8;
+    private static final int REQUESTER_WANTS_OFF = 64;
+    private static final int RESPONDER_WANTS_OFF = 128;
+    private static final int SILENT_OFF = 192;
+
+    private static final int S_STATE = 0;
+    private static final int S_OPCODE = 8;
+    private static final int S_FLAGS = 12;
+    private static final int S_LENGTH = 16;
+    private static final int S_IMM = 20;
+    private static final int S_DATA = 24;
+    private static final int S_RESULT = 28;
+    static final int S_INLINE = 32;
+
+    private static final VarHandle LONGS = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
+    private static final VarHandle INTS = MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());
+
+    private final ByteBuffer buf;
+    private final int slots;
+    private final int mask;
+    private final int dataCapacity;
+    private final int dataBase;
+
+    private Wire(ByteBuffer buf, int slots, int dataCapacity) {
+        this.buf = buf;
+        this.slots = slots;
+        this.mask = slots - 1;
+        this.dataCapacity = dataCapacity;
+        this.dataBase = HEADER_BYTES + slots * SLOT_BYTES;
+    }
+
+    /** Bytes of a wire with {@code slots} slots and {@code dataCapacity} bytes of data area. */
+    static int bytes(int slots, int dataCapacity) {
+        return HEADER_BYTES + slots * SLOT_BYTES + dataCapacity;
+    }
+
+    /**
+     * Formats a new (zero-filled) segment as a wire.
+     *
+     * @param buf the segment's memory, at least {@link #bytes} long
+     * @param slots a power of two
+     * @param dataCapacity the data area
+     * @return the wire
+     */
+    static Wire create(ByteBuffer buf, int slots, int dataCapacity) {
+        if (Integer.bitCount(slots) != 1 || buf.capacity() < bytes(slots, dataCapacity)) {
+            throw new IllegalArgumentException("wire of " + slots + " slots and " + dataCapacity + " data bytes in "
+                + buf.capacity() + " bytes");
+        }
+        Wire w = new Wire(buf, slots, dataCapacity);
+        INTS.set(buf, SLOTS_OFF, slots);
+        INTS.set(buf, DATA_CAP_OFF, dataCapacity);
+        INTS.setRelease(buf, MAGIC_OFF, MAGIC);
+        return w;
+    }
+
+    /**
+     * Reads a peer's wire, checking that its header describes a wire that fits the segment.
+     *
+     * @param buf the mapped segment
+     * @return the wire
+     * @throws VerbsException (EINVAL) when the segment is not a well-formed wire
+     */
+    static Wire attach(ByteBuffer buf) throws VerbsException {
+        if (buf.capacity() < HEADER_BYTES) {
+            throw new VerbsException(Errno.EINVAL, "peer wire segment of " + buf.capacity() + " bytes is too small");
+        }
+        int magic = (int) INTS.getAcquire(buf, MAGIC_OFF);
+        int slots = (int) INTS.get(buf, SLOTS_OFF);
+        int cap = (int) INTS.get(buf, DATA_CAP_OFF);
+        if (magic != MAGIC || slots <= 0 || Integer.bitCount(slots) != 1 || slots > 1 << 20 || cap < 0
+            || (long) HEADER_BYTES + (long) slots * SLOT_BYTES + cap > buf.capacity()) {
+            throw new VerbsException(Errno.EINVAL, "peer wire segment is malformed (magic 0x" + Integer.toHexString(magic)
+                + ", " + slots + " slots, " + cap + " data bytes, " + buf.capacity() + " bytes mapped)");
+        }
+        return new Wire(buf, slots, cap);
+    }
+
+    int slots() {
+        return slots;
+    }
+
+    int dataCapacity() {
+        return dataCapacity;
+    }
+
+    ByteBuffer buffer() {
+        return buf;
+    }
+
+    /** Byte offset of the slot of message {@code seq}. */
+    int slot(long seq) {
+        return HEADER_BYTES + ((int) seq & mask) * SLOT_BYTES;
+    }
+
+    /** Byte offset in the segment of data-area offset {@code dataOffset}. */
+    int dataAt(int dataOffset) {
+        return dataBase + dataOffset;
+    }
+
+    static long word(long seq, int code) {
+        return seq << 8 | code;
+    }
+
+    // ---------------------------------------------------------------- requester
+
+    /**
+     * Writes a message's fields into its slot (the payload is already in place) and publishes it with
+     * a volatile store, which also orders it before the caller's next volatile load (the doorbell
+     * check).
+     */
+    void publish(long seq, int opcode, int flags, int length, int imm, int dataOffset) {
+        int s = slot(seq);
+        INTS.set(buf, s + S_OPCODE, opcode);
+        INTS.set(buf, s + S_FLAGS, flags);
+        INTS.set(buf, s + S_LENGTH, length);
+        INTS.set(buf, s + S_IMM, imm);
+        INTS.set(buf, s + S_DATA, dataOffset);
+        INTS.set(buf, s + S_RESULT, 0);
+        LONGS.setVolatile(buf, s + S_STATE, word(seq, CODE_PUBLISHED));
+    }
+
+    boolean responderWantsDoorbell() {
+        return (int) INTS.getVolatile(buf, RESPONDER_WANTS_OFF) != 0;
+    }
+
+    void requesterWantsDoorbell(boolean on) {
+        INTS.setVolatile(buf, REQUESTER_WANTS_OFF, on ? 1 : 0);
+    }
+
+    boolean responderSilent() {
+        return (int) INTS.getAcquire(buf, SILENT_OFF) != 0;
+    }
+
+    // ---------------------------------------------------------------- responder
+
+    void responderWantsDoorbell(boolean on) {
+        INTS.setVolatile(buf, RESPONDER_WANTS_OFF, on ? 1 : 0);
+    }
+
+    boolean requesterWantsDoorbell() {
+        return (int) INTS.getVolatile(buf, REQUESTER_WANTS_OFF) != 0;
+    }
+
+    void responderSilent(boolean silent) {
+        INTS.setRelease(buf, SILENT_OFF, silent ? 1 : 0);
+    }
+
+    int opcode(long seq) {
+        return (int) INTS.get(buf, slot(seq) + S_OPCODE);
+    }
+
+    int flags(long seq) {
+        return (int) INTS.get(buf, slot(seq) + S_FLAGS);
+    }
+
+    int length(long seq) {
+        return (int) INTS.get(buf, slot(seq) + S_LENGTH);
+    }
+
+    int imm(long seq) {
+        return (int) INTS.get(buf, slot(seq) + S_IMM);
+    }
+
+    int dataOffset(long seq) {
+        return (int) INTS.get(buf, slot(seq) + S_DATA);
+    }
+
+    /**
+     * Where message {@code seq}'s payload of {@code length} bytes is in the segment, or -1 when the
+     * slot's description does not fit (a malformed peer).
+     */
+    int payloadAt(long seq, int length) {
+        if (length < 0) {
+            return -1;
+        }
+        int d = dataOffset(seq);
+        if (d == -1) {
+            return length <= INLINE_MAX ? slot(seq) + S_INLINE : -1;
+        }
+        if (d < 0 || (long) d + length > dataCapacity) {
+            return -1;
+        }
+        return dataAt(d);
+    }
+
+    /** Answers message {@code seq}: the result, then DONE (release). */
+    void answer(long seq, int status) {
+        int s = slot(seq);
+        INTS.set(buf, s + S_RESULT, status);
+        LONGS.setVolatile(buf, s + S_STATE, word(seq, CODE_DONE));
+    }
+
+    // ---------------------------------------------------------------- both
+
+    long state(long seq) {
+        return (long) LONGS.getAcquire(buf, slot(seq) + S_STATE);
+    }
+
+    boolean transition(long seq, int fromCode, int toCode) {
+        return LONGS.compareAndSet(buf, slot(seq) + S_STATE, word(seq, fromCode), word(seq, toCode));
+    }
+
+    int result(long seq) {
+        return (int) INTS.get(buf, slot(seq) + S_RESULT);
+    }
+}

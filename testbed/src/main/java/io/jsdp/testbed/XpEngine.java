@@ -1,0 +1,223 @@
+package io.jsdp.testbed;
+
+import io.jsdp.ras.TraceLevel;
+import io.jsdp.testbed.shm.NodeId;
+import io.jsdp.testbed.shm.SharedSegment;
+import io.jsdp.testbed.shm.ShmNode;
+import io.jsdp.testbed.shm.WaitWord;
+import java.io.IOException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A host-fabric device's side of the queue pairs it has connected to other processes: its shared
+ * segment (doorbell word and {@link KeyTable}), the peer memory it has mapped, and its progress
+ * thread.
+ *
+ * <h2>Who moves messages across processes</h2>
+ * A requester publishes a message in its {@link Wire}; the responder's process acts on it when one of
+ * its threads looks: a poll of the receiving queue pair's completion queue, a post of a receive, or
+ * this progress thread. Answers travel back the same way: a poll of the requester's send completion
+ * queue, a post, or the requester's progress thread turns them into completions. While the
+ * application polls a queue pair's completion queues, nobody else needs to look, and no doorbell is
+ * rung: the fast path is memory only.
+ *
+ * <p>The progress thread covers what nobody polls. Every {@link #CHECK_NS} (or at once when a
+ * completion queue is armed) it finds the queue pairs whose completion queues were not polled since
+ * its last look, or are armed, and for those sets the "wants a doorbell" words in the wires; then it
+ * looks once more at every queue pair (so nothing published before the word was set is missed) and
+ * waits on the device's doorbell word, which a peer rings only when a wire says so (a Dekker pair:
+ * the peer publishes and then reads the word; the thread sets the word and then looks). It also runs
+ * the requesters' RNR and transport timers of messages already in a wire.
+ */
+final class XpEngine {
+    /** Property: bytes of a wire's data area, where messages longer than a slot's inline space travel. */
+    static final String WIRE_BYTES_PROP = "jsdp.soft.wireBytes";
+    /** Default data area: 1 MiB, several SDP buffers in flight. */
+    static final int WIRE_BYTES_DEFAULT = 1 << 20;
+    private static final int WIRE_BYTES = wireBytesProperty();
+
+    /** How often the progress thread re-evaluates who polls, and runs the requesters' timers. */
+    static final long CHECK_NS = TimeUnit.MILLISECONDS.toNanos(1);
+
+    private final SoftDevice device;
+    private final ShmNode node;
+    private final SharedSegment segment;
+    private final long segmentNumber;
+    final KeyTable keys;
+    private final WaitWord doorbell;
+    private final CopyOnWriteArrayList<SoftQueuePair> qps = new CopyOnWriteArrayList<>();
+    /** Peer segments this device mapped (device memory, wires, device segments), by file name. */
+    private final ConcurrentHashMap<String, SharedSegment> peerSegments = new ConcurrentHashMap<>();
+    private final Thread thread;
+    private volatile boolean running = true;
+    /** Set when a completion queue is armed, so the thread re-evaluates at once. */
+    private volatile boolean recheck;
+
+    XpEngine(SoftDevice device, ShmNode node) throws IOException {
+        this.device = device;
+        this.node = node;
+        this.segment = node.createSegment(KeyTable.SEGMENT_BYTES);
+        this.segmentNumber = numberOf(segment);
+        this.keys = new KeyTable(segment.buffer());
+        this.doorbell = WaitWord.at(node, segment, 0);
+        this.thread = new Thread(this::run, "jsdp-" + device.name() + "-progress");
+        this.thread.setDaemon(true);
+        this.thread.start();
+    }
+
+    private static int wireBytesProperty() {
+        String v = System.getProperty(WIRE_BYTES_PROP);
+        if (v == null || v.isBlank()) {
+            return WIRE_BYTES_DEFAULT;
+        }
+        long n;
+        try {
+            n = Long.parseLong(v.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(WIRE_BYTES_PROP + " must be an integer, is '" + v + "'", e);
+        }
+        if (n < 4096 || n > 1 << 30) {
+            throw new IllegalArgumentException(WIRE_BYTES_PROP + " must be 4096..1073741824, is " + n);
+        }
+        return (int) n;
+    }
+
+    /** The data area of new wires ({@code jsdp.soft.wireBytes}). */
+    static int wireBytes() {
+        return WIRE_BYTES;
+    }
+
+    /** The number in a segment's name {@code seg-<token>-<n>}. */
+    static long numberOf(SharedSegment s) {
+        String n = s.name();
+        return Long.parseLong(n.substring(n.lastIndexOf('-') + 1));
+    }
+
+    long segmentNumber() {
+        return segmentNumber;
+    }
+
+    ShmNode node() {
+        return node;
+    }
+
+    /**
+     * Maps segment {@code number} of {@code owner}, once per device.
+     *
+     * @throws IOException when it does not exist (freed, or the owner is gone)
+     */
+    SharedSegment peerSegment(NodeId owner, long number) throws IOException {
+        String name = node.segmentName(owner, number);
+        SharedSegment s = peerSegments.get(name);
+        if (s == null) {
+            s = node.openSegment(name);
+            SharedSegment raced = peerSegments.putIfAbsent(name, s);
+            if (raced != null) {
+                s = raced;
+            }
+        }
+        return s;
+    }
+
+    /** Forgets the mappings of a peer process's segments (it is gone, or has no connection left). */
+    void forgetPeer(NodeId owner) {
+        String prefix = node.segmentName(owner, 0);
+        String stem = prefix.substring(0, prefix.length() - 1);
+        peerSegments.keySet().removeIf(n -> n.startsWith(stem));
+    }
+
+    /** The peer device's doorbell word, in its device segment. */
+    WaitWord peerDoorbell(NodeId owner, long deviceSegment) throws IOException {
+        return WaitWord.at(node, peerSegment(owner, deviceSegment), 0);
+    }
+
+    void add(SoftQueuePair qp) {
+        qps.addIfAbsent(qp);
+        LockSupport.unpark(thread);
+    }
+
+    void remove(SoftQueuePair qp) {
+        qps.remove(qp);
+    }
+
+    /** A completion queue with queue pairs across processes was armed: look again now. */
+    void armed() {
+        recheck = true;
+        LockSupport.unpark(thread);
+    }
+
+    void close() {
+        running = false;
+        LockSupport.unpark(thread);
+        doorbell.wake();
+        try {
+            thread.join(TimeUnit.SECONDS.toMillis(5));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        node.deleteSegment(segment);
+        peerSegments.clear();
+    }
+
+    // ------------------------------------------------------------------ progress thread
+
+    private void run() {
+        doorbell.bindWaiter();
+        long nextCheck = 0;
+        boolean covered = true;
+        try {
+            while (running) {
+                long observed = doorbell.sequence();
+                boolean did = serviceAll();
+                long now = System.nanoTime();
+                if (recheck || now - nextCheck >= 0) {
+                    recheck = false;
+                    nextCheck = now + CHECK_NS;
+                    covered = true;
+                    for (SoftQueuePair q : qps) {
+                        q.xpTimers(now);
+                        covered &= q.xpCoverage();
+                    }
+                    if (!covered) {
+                        // The words are set: look once more before waiting (Dekker with the publishers).
+                        did |= serviceAll();
+                    }
+                }
+                if (did) {
+                    continue;
+                }
+                if (qps.isEmpty()) {
+                    LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(100));
+                } else if (covered) {
+                    LockSupport.parkNanos(this, CHECK_NS);
+                } else {
+                    long r = doorbell.await(observed, CHECK_NS);
+                    if (r == WaitWord.CLOSED) {
+                        return;
+                    }
+                }
+            }
+        } catch (RuntimeException | Error e) {
+            SoftDevice.TRACE.record(TraceLevel.ERROR, "device.progressFailure", e);
+            throw e;
+        } finally {
+            doorbell.unbindWaiter();
+        }
+    }
+
+    private boolean serviceAll() {
+        boolean did = false;
+        for (SoftQueuePair q : qps) {
+            did |= q.xpService();
+        }
+        return did;
+    }
+
+    @Override
+    public String toString() {
+        return "XpEngine[" + device.name() + ", " + qps.size() + " queue pairs]";
+    }
+}

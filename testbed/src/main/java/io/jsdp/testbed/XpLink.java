@@ -1,0 +1,91 @@
+package io.jsdp.testbed;
+
+import io.jsdp.testbed.shm.NodeId;
+import io.jsdp.testbed.shm.SharedSegment;
+import io.jsdp.testbed.shm.WaitWord;
+
+/**
+ * A queue pair's connection to a queue pair of another process: the two wires (ours, which we write
+ * as requester; the peer's, which we read as responder), the peer's key table and doorbell, and the
+ * state of both roles. Requester fields are guarded by the queue pair's sqLock, responder fields by
+ * its rqLock; the coverage fields belong to the progress thread.
+ */
+final class XpLink {
+    final NodeId peerNode;
+    final SharedSegment txSegment;
+    /** Our outbound messages (we are the requester). */
+    final Wire tx;
+    /** The peer's outbound messages (we are the responder). */
+    final Wire rx;
+    final KeyTable peerKeys;
+    final WaitWord peerDoorbell;
+    final int peerQpNumber;
+    final int peerPd;
+    final long peerMinRnrNs;
+
+    // ---- requester: guarded by sqLock (read racily as hints by pollers) ----
+    /** Messages published. */
+    long txSeq;
+    /** Messages answered (or cancelled) and accounted for. */
+    long txAcked;
+    /** The send-queue sequence of each slot's message, -1 for a message without a request (a notice). */
+    final long[] slotRequest;
+    /** The data-area position after each slot's payload: where the area is free up to once it is answered. */
+    final long[] slotDataEnd;
+    long dataHead;
+    long dataTail;
+    /** When the oldest unanswered message was first seen RNR-marked or its responder silent, else 0. */
+    long rnrSinceNs;
+    long silentSinceNs;
+    final KeyTable.Entry scratch = new KeyTable.Entry();
+
+    // ---- responder: guarded by rqLock ----
+    long rxHead;
+    boolean silent;
+
+    // ---- progress thread ----
+    long seenSendPolls = -1;
+    long seenRecvPolls = -1;
+    boolean wantsAnswers;
+    boolean wantsMessages;
+
+    XpLink(NodeId peerNode, SharedSegment txSegment, Wire tx, Wire rx, KeyTable peerKeys, WaitWord peerDoorbell,
+           XpEndpoint remote) {
+        this.peerNode = peerNode;
+        this.txSegment = txSegment;
+        this.tx = tx;
+        this.rx = rx;
+        this.peerKeys = peerKeys;
+        this.peerDoorbell = peerDoorbell;
+        this.peerQpNumber = remote.qpNumber();
+        this.peerPd = remote.pdNumber();
+        this.peerMinRnrNs = remote.minRnrTimerNs();
+        this.slotRequest = new long[tx.slots()];
+        this.slotDataEnd = new long[tx.slots()];
+    }
+
+    /** Whether messages are out unanswered (a racy hint outside sqLock). */
+    boolean outstanding() {
+        return txAcked != txSeq;
+    }
+
+    /** Rings the peer's doorbell if its wire asks for one (after we published). */
+    void wakeResponder() {
+        if (tx.responderWantsDoorbell()) {
+            peerDoorbell.wake();
+        }
+    }
+
+    /** Rings the peer's doorbell if its wire asks for one (after we answered). */
+    void wakeRequester() {
+        if (rx.requesterWantsDoorbell()) {
+            peerDoorbell.wake();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "XpLink[peer QP " + peerQpNumber + " of " + peerNode + ", tx " + txAcked + ".." + txSeq + ", rx " + rxHead
+            + "]";
+    }
+}
