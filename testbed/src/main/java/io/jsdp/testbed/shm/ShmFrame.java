@@ -3,8 +3,9 @@ package io.jsdp.testbed.shm;
 import java.nio.ByteBuffer;
 
 /**
- * The control frames nodes exchange over their Unix-domain connections: fixed 16-byte records,
- * big-endian (the {@link ByteBuffer} default), several to a read.
+ * The control frames nodes exchange over their Unix-domain connections: 16-byte records,
+ * big-endian (the {@link ByteBuffer} default), several to a read; a MESSAGE frame is followed by its
+ * payload.
  *
  * <pre>
  *  0               4               8                              16
@@ -14,11 +15,16 @@ import java.nio.ByteBuffer;
  *
  *  HELLO     aux = sender pid, arg = sender start stamp    first frame of the connecting side
  *  DOORBELL  aux = 0,          arg = doorbell id           wake the receiver's armed waiter
+ *  MESSAGE   aux = kind,       arg = payload bytes n       followed by n payload bytes, for the
+ *                                                          receiver's handler of that kind
  * </pre>
  *
- * A pid fits {@code aux} because POSIX {@code pid_t} is a 32-bit signed integer. An unknown type,
- * a HELLO that is not first, or a DOORBELL before HELLO is a protocol violation: that connection is
- * closed (architecture decision 7) and nothing else is affected.
+ * A pid fits {@code aux} because POSIX {@code pid_t} is a 32-bit signed integer. Message kinds are
+ * 0..{@value ShmNode#MESSAGE_KINDS}-1; in use: 1, the host connection manager ({@code HostCm}). A
+ * payload is 0..{@value ShmNode#MAX_MESSAGE_BYTES} bytes. An unknown type, a HELLO that is not first,
+ * a DOORBELL or MESSAGE before HELLO, a kind out of range or a payload length out of range is a
+ * protocol violation: that connection is closed (architecture decision 7) and nothing else is
+ * affected. A MESSAGE of a kind nobody handles is dropped (traced), not a violation.
  */
 final class ShmFrame {
     /** Bytes in a frame. */
@@ -31,6 +37,8 @@ final class ShmFrame {
     static final int HELLO = 1;
     /** Type: ring a doorbell of the receiving node. */
     static final int DOORBELL = 2;
+    /** Type: a message with a payload for the receiver's handler of its kind. */
+    static final int MESSAGE = 3;
 
     private ShmFrame() {
     }

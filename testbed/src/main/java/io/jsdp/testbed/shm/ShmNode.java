@@ -24,6 +24,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -33,9 +34,13 @@ import java.util.concurrent.locks.ReentrantLock;
  * that runs a {@link Selector} over that socket and the connections to peer nodes.
  *
  * <p>The control connections carry only {@link ShmFrame}s: a HELLO naming the connecting node, then
- * DOORBELLs, which wake a waiter parked on a {@link WaitWord}. Data never crosses them; it moves
- * through {@link SharedSegment}s. Peers connect to each other lazily, on the first doorbell (or
- * {@link #connect}); one connection serves both directions. A connection's end-of-stream means the
+ * DOORBELLs, which wake a waiter parked on a {@link WaitWord}, and MESSAGEs: small control payloads
+ * (at most {@value #MAX_MESSAGE_BYTES} bytes, such as the connection manager's) handed to the
+ * {@link MessageHandler} registered for their kind. Data never crosses them; it moves through
+ * {@link SharedSegment}s. Peers connect to each other lazily, on the first doorbell or message (or
+ * {@link #connect}); one connection serves both directions. What one node sends another arrives in
+ * the order sent: a node sends to a peer over one connection for as long as that connection lives
+ * (the first one known, whichever side made it). A connection's end-of-stream means the
  * peer process died (the kernel closes a killed process's sockets at once) or closed its node: the
  * node tells its {@link PeerListener}s. A sweep every {@link ShmSettings#peerCheckMs()} checks that
  * connected peers still live and reclaims dead processes' files ({@link Rendezvous#reclaimDead()}).
@@ -43,23 +48,39 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>One node per process per directory: the socket is named by the process. {@link #close()} closes
  * the connections, deletes the socket file and the segments this node created, and is idempotent.
  *
- * <p>Threads: the node thread owns the selector, the keys and the read buffers. Any thread may ring
- * a doorbell or connect; a connection's sends are serialised by its {@code sendLock} (a
- * {@link ReentrantLock}, so a virtual thread never pins a carrier), and channel registrations and
- * write-interest changes are handed to the node thread through queues.
+ * <p>Threads: the node thread owns the selector, the keys and the read buffers, and runs the
+ * message handlers. Any thread may ring a doorbell, send a message or connect; a connection's sends
+ * are serialised by its {@code sendLock} (a {@link ReentrantLock}, so a virtual thread never pins a
+ * carrier), and channel registrations, write-interest changes and messages to this node itself are
+ * handed to the node thread through queues.
  */
 public final class ShmNode implements AutoCloseable {
     /** Status of {@link #ringDoorbell}: delivered to the kernel (or, for this node, to the waiter). */
     static final int RUNG = 0;
-    /** Status of {@link #ringDoorbell}: the peer has no live node (its waiter cannot be waiting). */
-    static final int PEER_GONE = -1;
-    /** Status of {@link #ringDoorbell}: this node is closed. */
-    static final int NODE_CLOSED = -2;
+    /**
+     * Status of {@link #sendMessage}: handed to the kernel (or queued for this node's own thread); the
+     * peer's handler runs later unless the peer dies first.
+     */
+    public static final int SENT = 0;
+    /**
+     * Status of {@link #ringDoorbell} and {@link #sendMessage}: the peer has no live node (its waiter
+     * cannot be waiting; nobody will handle the message).
+     */
+    public static final int PEER_GONE = -1;
+    /** Status of {@link #ringDoorbell} and {@link #sendMessage}: this node is closed. */
+    public static final int NODE_CLOSED = -2;
+    /** Largest payload of a message, bytes. */
+    public static final int MAX_MESSAGE_BYTES = 4096;
+    /** Message kinds are 0 to this, exclusive. */
+    public static final int MESSAGE_KINDS = 256;
 
     /** Bound on frames queued to a peer that does not read; past it the peer is broken. */
     private static final int MAX_PENDING_BYTES = 1 << 20;
+    /** A connection's read buffer: room for a whole message however the reads split it. */
+    private static final int IN_BUFFER_BYTES = 2 * (ShmFrame.LENGTH + MAX_MESSAGE_BYTES);
     private static final long CLOSE_JOIN_MS = 5_000;
     private static final ConcurrentHashMap<Path, ShmNode> OPEN = new ConcurrentHashMap<>();
+    private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
 
     private final Rendezvous rendezvous;
     private final ShmSettings settings;
@@ -89,6 +110,13 @@ public final class ShmNode implements AutoCloseable {
 
     private final AtomicLong doorbellsRung = new AtomicLong();
     private final AtomicLong doorbellsDelivered = new AtomicLong();
+
+    /** Handlers by message kind; set by any thread, read by the node thread. */
+    private final AtomicReferenceArray<MessageHandler> handlers = new AtomicReferenceArray<>(MESSAGE_KINDS);
+    /** Messages this node sent itself, for the node thread to hand to their handlers (never the sender). */
+    private final ConcurrentLinkedQueue<LocalMessage> localMessages = new ConcurrentLinkedQueue<>();
+    private final AtomicLong messagesSent = new AtomicLong();
+    private final AtomicLong messagesDelivered = new AtomicLong();
 
     // Node thread only.
     private final List<Connection> connections = new ArrayList<>();
@@ -410,6 +438,133 @@ public final class ShmNode implements AutoCloseable {
     }
 
     // ------------------------------------------------------------------------------------------
+    // Messages
+
+    /** Handles the messages of one kind; see {@link #setMessageHandler}. */
+    @FunctionalInterface
+    public interface MessageHandler {
+        /**
+         * A message arrived. Called on the node thread, in the order the sender sent its messages:
+         * return quickly and never block (the node thread also delivers doorbells and notices lost
+         * peers). An exception is traced and the message dropped.
+         *
+         * @param from the sending node (this node for a message it sent itself)
+         * @param payload the payload, read-only, position 0; valid only during the call
+         */
+        void onMessage(NodeId from, ByteBuffer payload);
+    }
+
+    /** A message to this node itself: kind and a copy of the payload. */
+    private record LocalMessage(int kind, ByteBuffer payload) {
+    }
+
+    /**
+     * Sets the handler of message kind {@code kind}, replacing any; null removes it (later messages
+     * of the kind are dropped, and traced).
+     *
+     * @param kind 0 to {@link #MESSAGE_KINDS}, exclusive
+     * @param handler the handler, or null
+     */
+    public void setMessageHandler(int kind, MessageHandler handler) {
+        checkKind(kind);
+        handlers.set(kind, handler);
+    }
+
+    /**
+     * Sends a message to node {@code target}'s handler of {@code kind}: the bytes between
+     * {@code payload}'s position and limit (the buffer itself is not changed). Never waits for the
+     * peer: what the socket cannot take now is queued and written by the node thread. A message to
+     * this node itself is queued for the node thread too, so the handler never runs inside the
+     * caller, who may hold locks the handler takes.
+     *
+     * @param target the receiving node, possibly this one
+     * @param kind the message kind, 0 to {@link #MESSAGE_KINDS}, exclusive
+     * @param payload at most {@link #MAX_MESSAGE_BYTES} bytes
+     * @return {@link #SENT}, {@link #PEER_GONE} or {@link #NODE_CLOSED}
+     * @throws IllegalArgumentException when the kind or the payload size is out of range
+     */
+    public int sendMessage(NodeId target, int kind, ByteBuffer payload) {
+        checkKind(kind);
+        int n = payload.remaining();
+        if (n > MAX_MESSAGE_BYTES) {
+            throw new IllegalArgumentException("message of " + n + " bytes; at most " + MAX_MESSAGE_BYTES);
+        }
+        if (closed.get()) {
+            return NODE_CLOSED;
+        }
+        if (target.equals(id)) {
+            ByteBuffer copy = ByteBuffer.allocate(n).put(payload.duplicate()).flip();
+            localMessages.add(new LocalMessage(kind, copy.asReadOnlyBuffer()));
+            messagesSent.incrementAndGet();
+            selector.wakeup();
+            return SENT;
+        }
+        Connection c = peers.get(target);
+        if (c == null) {
+            try {
+                c = connection(target);
+            } catch (IOException closedNode) {
+                return NODE_CLOSED;
+            }
+            if (c == null) {
+                return PEER_GONE;
+            }
+        }
+        if (!c.sendMessage(kind, payload.duplicate())) {
+            return PEER_GONE;
+        }
+        messagesSent.incrementAndGet();
+        return SENT;
+    }
+
+    /**
+     * Messages this node sent (to peers or to itself) that were handed on.
+     *
+     * @return the count
+     */
+    public long messagesSent() {
+        return messagesSent.get();
+    }
+
+    /**
+     * Messages this node handed to its handlers (from peers or from itself).
+     *
+     * @return the count
+     */
+    public long messagesDelivered() {
+        return messagesDelivered.get();
+    }
+
+    private static void checkKind(int kind) {
+        if (kind < 0 || kind >= MESSAGE_KINDS) {
+            throw new IllegalArgumentException("message kind " + kind + " outside 0.." + (MESSAGE_KINDS - 1));
+        }
+    }
+
+    /** Node thread: hands one message to its handler. */
+    private void dispatch(NodeId from, int kind, ByteBuffer payload) {
+        MessageHandler h = handlers.get(kind);
+        if (h == null) {
+            Rendezvous.TRACE.record(TraceLevel.RARE, "shm.messageUnhandled", kind, from.pid());
+            return;
+        }
+        messagesDelivered.incrementAndGet();
+        try {
+            h.onMessage(from, payload);
+        } catch (RuntimeException e) {
+            Rendezvous.TRACE.record(TraceLevel.ERROR, "shm.messageHandlerFailed", e);
+        }
+    }
+
+    /** Node thread: the messages this node sent itself, in the order sent. */
+    private void deliverLocal() {
+        LocalMessage m;
+        while ((m = localMessages.poll()) != null) {
+            dispatch(id, m.kind(), m.payload());
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
     // Connections
 
     /** A control connection to a peer node. */
@@ -420,10 +575,11 @@ public final class ShmNode implements AutoCloseable {
         final ReentrantLock sendLock = new ReentrantLock();
         // guarded by sendLock
         private final ByteBuffer frame = ByteBuffer.allocate(ShmFrame.LENGTH);
+        private final ByteBuffer[] gather = new ByteBuffer[2];
         private ByteBuffer pending = ByteBuffer.allocate(ShmFrame.LENGTH * 16);
         private boolean broken;
         // node thread only
-        final ByteBuffer in = ByteBuffer.allocate(ShmFrame.LENGTH * 256);
+        final ByteBuffer in = ByteBuffer.allocate(IN_BUFFER_BYTES);
         SelectionKey key;
 
         Connection(SocketChannel channel, NodeId peer) {
@@ -438,43 +594,73 @@ public final class ShmNode implements AutoCloseable {
         boolean send(int type, int aux, long arg) {
             sendLock.lock();
             try {
-                if (broken) {
-                    return false;
-                }
-                if (pending.position() > 0) {
-                    return queue(type, aux, arg); // keep order behind frames already waiting
-                }
                 frame.clear();
                 ShmFrame.put(frame, type, aux, arg);
-                frame.flip();
-                channel.write(frame);
-                if (frame.hasRemaining()) {
-                    pending.put(frame);
-                    toFlush.add(this);
-                    selector.wakeup();
-                }
-                return true;
-            } catch (IOException e) {
-                broken = true; // the node thread sees the same failure as end-of-stream and reports it
-                selector.wakeup();
-                return false;
+                return write(frame.flip(), EMPTY);
             } finally {
                 sendLock.unlock();
             }
         }
 
-        private boolean queue(int type, int aux, long arg) {
-            if (pending.remaining() < ShmFrame.LENGTH) {
-                if (pending.capacity() >= MAX_PENDING_BYTES) {
+        /** Queues one MESSAGE frame and its payload, as {@link #send}. */
+        boolean sendMessage(int kind, ByteBuffer payload) {
+            sendLock.lock();
+            try {
+                frame.clear();
+                ShmFrame.put(frame, ShmFrame.MESSAGE, kind, payload.remaining());
+                return write(frame.flip(), payload);
+            } finally {
+                sendLock.unlock();
+            }
+        }
+
+        /** Holds sendLock: writes {@code head} then {@code body}, queueing what the socket does not take. */
+        private boolean write(ByteBuffer head, ByteBuffer body) {
+            if (broken) {
+                return false;
+            }
+            if (pending.position() > 0) {
+                return queue(head, body); // keep order behind frames already waiting
+            }
+            try {
+                gather[0] = head;
+                gather[1] = body;
+                channel.write(gather);
+            } catch (IOException e) {
+                broken = true; // the node thread sees the same failure as end-of-stream and reports it
+                selector.wakeup();
+                return false;
+            } finally {
+                gather[0] = null;
+                gather[1] = null;
+            }
+            if (head.hasRemaining() || body.hasRemaining()) {
+                if (!queue(head, body)) {
+                    return false;
+                }
+                toFlush.add(this);
+                selector.wakeup();
+            }
+            return true;
+        }
+
+        private boolean queue(ByteBuffer head, ByteBuffer body) {
+            int need = head.remaining() + body.remaining();
+            if (pending.remaining() < need) {
+                int capacity = pending.capacity();
+                while (capacity - pending.position() < need) {
+                    capacity *= 2;
+                }
+                if (capacity > MAX_PENDING_BYTES) {
                     broken = true;
                     Rendezvous.TRACE.message(TraceLevel.ERROR, "shm.peerNotReading", "peer " + peer
                         + " has not read " + pending.position() + " bytes of control frames; dropping the connection");
                     selector.wakeup();
                     return false;
                 }
-                pending = ByteBuffer.allocate(pending.capacity() * 2).put(pending.flip());
+                pending = ByteBuffer.allocate(capacity).put(pending.flip());
             }
-            ShmFrame.put(pending, type, aux, arg);
+            pending.put(head).put(body);
             return true;
         }
 
@@ -547,10 +733,12 @@ public final class ShmNode implements AutoCloseable {
                 c.close();
                 return null;
             }
-            peers.put(target, c);
+            // The peer's own connection may have said HELLO meanwhile and be in use: keep sending there,
+            // so frames to one peer never switch connections (and order) while both live.
+            Connection first = peers.putIfAbsent(target, c);
             toRegister.add(c);
             selector.wakeup();
-            return c;
+            return first != null ? first : c;
         } finally {
             connectLock.unlock();
         }
@@ -570,6 +758,7 @@ public final class ShmNode implements AutoCloseable {
                     handle(k);
                 }
                 selector.selectedKeys().clear();
+                deliverLocal();
                 dropBroken();
                 if (System.nanoTime() - nextSweepNs >= 0) {
                     sweep();
@@ -651,14 +840,44 @@ public final class ShmNode implements AutoCloseable {
         in.flip();
         int at = 0;
         while (in.limit() - at >= ShmFrame.LENGTH) {
+            int length = frameLength(c, in, at);
+            if (length < 0) {
+                lost(c);
+                return;
+            }
+            if (in.limit() - at < length) {
+                break; // the rest of a message is still coming; the buffer has room for it
+            }
             if (!onFrame(c, in, at)) {
                 lost(c);
                 return;
             }
-            at += ShmFrame.LENGTH;
+            at += length;
         }
         in.position(at);
         in.compact();
+    }
+
+    /** Bytes of the frame at {@code at}, header and payload, known from its header; -1 on a violation. */
+    private int frameLength(Connection c, ByteBuffer in, int at) {
+        if (ShmFrame.type(in, at) != ShmFrame.MESSAGE) {
+            return ShmFrame.LENGTH;
+        }
+        if (c.peer == null) {
+            violation(c, "MESSAGE before HELLO");
+            return -1;
+        }
+        int kind = ShmFrame.aux(in, at);
+        long bytes = ShmFrame.arg(in, at);
+        if (kind < 0 || kind >= MESSAGE_KINDS) {
+            violation(c, "MESSAGE of kind " + kind);
+            return -1;
+        }
+        if (bytes < 0 || bytes > MAX_MESSAGE_BYTES) {
+            violation(c, "MESSAGE of " + bytes + " bytes, at most " + MAX_MESSAGE_BYTES);
+            return -1;
+        }
+        return ShmFrame.LENGTH + (int) bytes;
     }
 
     /** Handles one frame; false on a protocol violation. */
@@ -683,6 +902,10 @@ public final class ShmNode implements AutoCloseable {
                 }
                 c.peer = p;
                 peers.putIfAbsent(p, c);
+                return true;
+            case ShmFrame.MESSAGE: // header checked by frameLength
+                dispatch(c.peer, ShmFrame.aux(in, at),
+                    in.slice(at + ShmFrame.LENGTH, (int) ShmFrame.arg(in, at)).asReadOnlyBuffer());
                 return true;
             default:
                 return violation(c, "unknown frame type " + type);

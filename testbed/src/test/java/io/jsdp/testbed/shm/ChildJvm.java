@@ -11,10 +11,11 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A forked JVM running {@link ShmChild}: its output is read by a daemon thread, so the test never
- * blocks in an uninterruptible pipe read, and {@link #close()} kills it (SIGKILL) and reaps it.
+ * A forked JVM running {@link ShmChild} (or another test main): its output is read by a daemon thread,
+ * so the test never blocks in an uninterruptible pipe read, and {@link #close()} kills it (SIGKILL)
+ * and reaps it.
  */
-final class ChildJvm implements AutoCloseable {
+public final class ChildJvm implements AutoCloseable {
     private final Process process;
     private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
     private final List<String> transcript = new ArrayList<>();
@@ -37,6 +38,18 @@ final class ChildJvm implements AutoCloseable {
 
     /** Starts {@code ShmChild <args>} with this JVM's classpath. */
     static ChildJvm start(String... args) throws IOException {
+        return start(ShmChild.class, args);
+    }
+
+    /**
+     * Starts {@code main} with this JVM's classpath.
+     *
+     * @param main a class with a {@code main} method
+     * @param args its arguments
+     * @return the running child
+     * @throws IOException when it cannot be started
+     */
+    public static ChildJvm start(Class<?> main, String... args) throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(System.getProperty("java.home") + "/bin/java");
         // small and quiet: fewer GC threads, so the child's own CPU use is its waiter's
@@ -45,21 +58,31 @@ final class ChildJvm implements AutoCloseable {
         cmd.add("-Xshare:auto");
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
-        cmd.add(ShmChild.class.getName());
+        cmd.add(main.getName());
         cmd.addAll(List.of(args));
         return new ChildJvm(new ProcessBuilder(cmd).redirectErrorStream(true).start());
     }
 
-    long pid() {
+    /**
+     * The child's pid.
+     *
+     * @return the pid
+     */
+    public long pid() {
         return process.pid();
     }
 
     /**
      * The next line starting with {@code prefix} (earlier lines are kept for the transcript).
      *
+     * @param prefix what the line starts with
+     * @param timeout how long to wait
+     * @param unit the unit of {@code timeout}
+     * @return the line
+     * @throws InterruptedException when interrupted
      * @throws AssertionError with the child's output when it does not come in time
      */
-    String awaitLine(String prefix, long timeout, TimeUnit unit) throws InterruptedException {
+    public String awaitLine(String prefix, long timeout, TimeUnit unit) throws InterruptedException {
         long deadline = System.nanoTime() + unit.toNanos(timeout);
         for (;;) {
             long left = deadline - System.nanoTime();
@@ -75,8 +98,12 @@ final class ChildJvm implements AutoCloseable {
         }
     }
 
-    /** Kills the child with SIGKILL (no shutdown hooks, as a crash) and reaps it. */
-    void kill() throws InterruptedException {
+    /**
+     * Kills the child with SIGKILL (no shutdown hooks, as a crash) and reaps it.
+     *
+     * @throws InterruptedException when interrupted
+     */
+    public void kill() throws InterruptedException {
         process.destroyForcibly();
         if (!process.waitFor(10, TimeUnit.SECONDS)) {
             throw new AssertionError("child " + process.pid() + " survived SIGKILL");
