@@ -10,7 +10,8 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * This process's place on the host fabric: the {@link ShmNode} of the rendezvous directory
- * ({@code jsdp.soft.dir}), shared by every SoftRdma device of the JVM that reaches other processes.
+ * ({@code jsdp.soft.dir}) and its connection manager ({@link HostCm}), shared by every SoftRdma
+ * device of the JVM that reaches other processes.
  * Devices acquire it when they open and release it when they close; the last release closes the
  * node, which deletes this process's files.
  */
@@ -22,10 +23,12 @@ final class HostFabric {
     private static HostFabric current; // guarded by LOCK
 
     private final ShmNode node;
+    private final HostCm cm;
     private int users; // guarded by LOCK
 
     private HostFabric(ShmNode node) {
         this.node = node;
+        this.cm = HostCm.start(InJvmFabric.INSTANCE, node);
     }
 
     /**
@@ -94,6 +97,15 @@ final class HostFabric {
      */
     ShmNode node() {
         return node;
+    }
+
+    /**
+     * The connection manager of this process's node: host-wide ports and connections across processes.
+     *
+     * @return the connection manager
+     */
+    HostCm cm() {
+        return cm;
     }
 
     @Override

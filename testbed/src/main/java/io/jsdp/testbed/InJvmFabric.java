@@ -16,7 +16,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * state changes on both ends of a connection.
  *
  * <p>An address is on the fabric when it is an address of this host (loopback, wildcard or an
- * interface address); ports are one space for all of them, as if every id bound the wildcard.
+ * interface address); ports are one space for all of them, as if every id bound the wildcard. Ids of
+ * host-fabric devices also claim their bound ports host-wide ({@link PortClaim}, {@link HostCm}), so a
+ * port is free for them only when it is free in this JVM and in every other live process.
  */
 final class InJvmFabric {
     static final InJvmFabric INSTANCE = new InJvmFabric();
@@ -48,14 +50,31 @@ final class InJvmFabric {
         });
     }
 
-    /** Binds {@code id} to {@code port}, or to an ephemeral port when 0; returns the port. Holds cmLock. */
-    int bind(SoftCmId id, int port) throws VerbsException {
+    /** Takes a port outside this JVM too. */
+    @FunctionalInterface
+    interface PortClaim {
+        /**
+         * Claims {@code port}, which this JVM holds for the caller already.
+         *
+         * @return false when another process holds it
+         * @throws VerbsException when the claim cannot be made at all
+         */
+        boolean claim(int port) throws VerbsException;
+    }
+
+    /**
+     * Binds {@code id} to {@code port}, or to an ephemeral port when 0, skipping ports {@code claim}
+     * (when not null) finds held elsewhere; returns the port. Holds cmLock.
+     */
+    int bind(SoftCmId id, int port, PortClaim claim) throws VerbsException {
         if (port == 0) {
             for (int i = 0; i <= EPHEMERAL_LAST - EPHEMERAL_FIRST; i++) {
                 int candidate = nextEphemeral;
                 nextEphemeral = candidate == EPHEMERAL_LAST ? EPHEMERAL_FIRST : candidate + 1;
                 if (bound.putIfAbsent(candidate, id) == null) {
-                    return candidate;
+                    if (claimed(id, candidate, claim)) {
+                        return candidate;
+                    }
                 }
             }
             throw new VerbsException(Errno.EADDRINUSE, "no ephemeral RDMA CM port left");
@@ -67,7 +86,26 @@ final class InJvmFabric {
         if (previous != null) {
             throw new VerbsException(Errno.EADDRINUSE, "RDMA CM port " + port + " is already bound");
         }
+        if (!claimed(id, port, claim)) {
+            throw new VerbsException(Errno.EADDRINUSE, "RDMA CM port " + port + " is bound by another process");
+        }
         return port;
+    }
+
+    /** Claims a port this JVM holds for {@code id} outside it too; on failure this JVM lets it go. */
+    private boolean claimed(SoftCmId id, int port, PortClaim claim) throws VerbsException {
+        if (claim == null) {
+            return true;
+        }
+        boolean ok = false;
+        try {
+            ok = claim.claim(port);
+            return ok;
+        } finally {
+            if (!ok) {
+                bound.remove(port, id);
+            }
+        }
     }
 
     /** Releases the port held by {@code id}. Holds cmLock. */
@@ -77,7 +115,12 @@ final class InJvmFabric {
 
     /** The id listening at {@code destination}, or null. */
     SoftCmId listener(InetSocketAddress destination) {
-        SoftCmId id = bound.get(destination.getPort());
+        return listener(destination.getPort());
+    }
+
+    /** The id listening on {@code port}, or null. */
+    SoftCmId listener(int port) {
+        SoftCmId id = bound.get(port);
         return id != null && id.isListening() ? id : null;
     }
 }

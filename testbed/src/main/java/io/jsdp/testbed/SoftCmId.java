@@ -4,6 +4,7 @@ import io.jsdp.ras.Trace;
 import io.jsdp.ras.TraceComponent;
 import io.jsdp.ras.TraceLevel;
 import io.jsdp.ras.Tracked;
+import io.jsdp.testbed.shm.NodeId;
 import io.jsdp.verbs.CmEvent;
 import io.jsdp.verbs.CmEventChannel;
 import io.jsdp.verbs.CmEventType;
@@ -18,14 +19,22 @@ import io.jsdp.verbs.RdmaDevice;
 import io.jsdp.verbs.VerbsException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
 
 /**
  * A SoftRdma connection-manager id, with librdmacm's event sequences (project reference
- * {@code verbs-semantics.md}, B.3). All state changes of both ends of a connection happen under the
- * fabric's {@code cmLock}; events go to the ids' channels, through the receiving device's CM faults.
- * Every id that starts connecting ends in a terminal event: the connect timeout turns silence into
- * UNREACHABLE.
+ * {@code verbs-semantics.md}, B.3). All state changes happen under the fabric's {@code cmLock}; events
+ * go to the ids' channels, through the receiving device's CM faults. Every id that starts connecting
+ * ends in a terminal event: the connect timeout turns silence into UNREACHABLE.
+ *
+ * <p>Two paths connect ids. In one JVM (the in-JVM fabric) the active id reaches the listener and the
+ * passive id directly and changes both under one hold of {@code cmLock}. Across processes (the host
+ * fabric, or every connection of a {@link SoftDevice.Fabric#HOST_ONLY} device) the ends only exchange
+ * {@link CmMessage}s through their nodes' {@link HostCm}: each end changes its own state when it acts
+ * or when a message arrives, and never touches the other end. The host path has one more state,
+ * {@link State#ACCEPTED} (REP sent, RTU not yet received), and the peer process's death is an input
+ * ({@link #onPeerGone()}). docs/softrdma.md has the message sequences.
  */
 final class SoftCmId implements CmId, SoftDevice.SoftObject {
     static final TraceComponent TRACE = Trace.component("cm");
@@ -33,6 +42,8 @@ final class SoftCmId implements CmId, SoftDevice.SoftObject {
     /** Connection-manager states of an id. */
     enum State {
         IDLE, BOUND, LISTENING, ADDR_QUERY, ADDR_RESOLVED, ROUTE_RESOLVED, CONNECTING, REQUEST_PENDING,
+        /** Host path, passive side: accepted (queue pair RTS, REP sent), waiting for the RTU. */
+        ACCEPTED,
         ESTABLISHED, DISCONNECTED, FAILED, CLOSED
     }
 
@@ -55,6 +66,25 @@ final class SoftCmId implements CmId, SoftDevice.SoftObject {
     private SoftCmId listener;
     private ConnectionParameters connectParameters;
     private volatile SoftQueuePair qp;
+    /** The bound port is also claimed host-wide (rendezvous entry {@code cm-<port>}). */
+    private boolean portClaimed;
+
+    // ---- host path; guarded by fabric.cmLock ----
+    /** Set when this id connects through the host fabric (active) or was made by a REQ (passive). */
+    private HostCm hostCm;
+    /** This id's handle at {@link #hostCm}, the address of messages to it. */
+    private long handle;
+    /** The other end's node: where the REQ went (active) or came from (passive). */
+    private NodeId peerNode;
+    /** The other end's handle at {@link #peerNode}; 0 until the REP tells the active side. */
+    private long peerHandle;
+    /** Passive side: the active queue pair's endpoint, from the REQ. */
+    private XpEndpoint peerEndpoint;
+    /**
+     * The other end will not answer any more: it gave up (REJ), the connection ended in a REJ we sent,
+     * or its process is gone. Nothing more is sent to it.
+     */
+    private boolean peerGone;
 
     SoftCmId(SoftDevice device, SoftCmEventChannel channel, InJvmFabric fabric) {
         this.device = device;
@@ -91,7 +121,9 @@ final class SoftCmId implements CmId, SoftDevice.SoftObject {
             if (a == null || !fabric.isLocal(a)) {
                 throw new VerbsException(Errno.EINVAL, "bind: " + address + " is not an address of this host");
             }
-            boundPort = fabric.bind(this, address.getPort());
+            HostCm cm = device.host() == null ? null : device.host().cm();
+            boundPort = fabric.bind(this, address.getPort(), cm == null ? null : cm::claimPort);
+            portClaimed = cm != null;
             local = new InetSocketAddress(a, boundPort);
             transition(State.BOUND);
         } finally {
@@ -140,7 +172,7 @@ final class SoftCmId implements CmId, SoftDevice.SoftObject {
             }
             if (state == State.IDLE) {
                 InetAddress source = a.isAnyLocalAddress() ? InetAddress.getLoopbackAddress() : a;
-                boundPort = fabric.bind(this, 0);
+                boundPort = fabric.bind(this, 0, null); // a source port: never a destination, so not claimed host-wide
                 local = new InetSocketAddress(source, boundPort);
             }
             transition(State.ADDR_RESOLVED);
@@ -220,6 +252,15 @@ final class SoftCmId implements CmId, SoftDevice.SoftObject {
                 throw new VerbsException(Errno.EINVAL, "connect: " + data.length + " bytes of private data, at most "
                     + ConnectionParameters.MAX_CONNECT_PRIVATE_DATA);
             }
+            // In this JVM unless either end insists on the host fabric; then through it, if we are on it.
+            SoftCmId l = fabric.listener(remote);
+            boolean inJvm = l != null && device.fabricChoice() != SoftDevice.Fabric.HOST_ONLY
+                && l.device.fabricChoice() != SoftDevice.Fabric.HOST_ONLY;
+            HostFabric host = inJvm ? null : device.host();
+            NodeId owner = host == null ? null : host.cm().liveOwner(remote.getPort());
+            // The wire first (only when there is someone to connect to): if it cannot be made, connect
+            // fails and the id stays as it was.
+            XpEndpoint endpoint = owner == null ? null : qp.openWire();
             connectParameters = p;
             transition(State.CONNECTING);
             device.schedule(this::connectTimeout, TimeUnit.MILLISECONDS.toNanos(p.connectTimeoutMs()));
@@ -227,8 +268,12 @@ final class SoftCmId implements CmId, SoftDevice.SoftObject {
                 TRACE.record(TraceLevel.RARE, "cm.connectRequestLost", boundPort);
                 return;
             }
-            SoftCmId l = fabric.listener(remote);
-            if (l == null) {
+            if (host != null) {
+                connectAcrossHost(host.cm(), owner, endpoint, data);
+                return;
+            }
+            if (!inJvm) {
+                // No listener in this JVM, or one only the host fabric reaches and we are not on it.
                 transition(State.FAILED);
                 deliver(this, CmEventType.REJECTED, null, -Errno.ECONNREFUSED, null);
                 return;
@@ -253,21 +298,66 @@ final class SoftCmId implements CmId, SoftDevice.SoftObject {
         }
     }
 
+    /**
+     * Host path, active side, holding cmLock: sends the REQ to the process that holds the port. No
+     * live holder ({@code owner} null), or one that cannot be reached, refuses at once, as a kernel
+     * without a listener.
+     */
+    private void connectAcrossHost(HostCm cm, NodeId owner, XpEndpoint endpoint, byte[] data) {
+        hostCm = cm;
+        handle = cm.register(this);
+        if (owner == null) {
+            TRACE.record(TraceLevel.RARE, "cm.noPortOwner", remote.getPort());
+            peerGone = true;
+            transition(State.FAILED);
+            deliver(this, CmEventType.REJECTED, null, -Errno.ECONNREFUSED, null);
+            return;
+        }
+        peerNode = owner;
+        if (!cm.send(owner, CmMessage.req(handle, remote, local, connectParameters, endpoint, data))) {
+            peerGone = true;
+            transition(State.FAILED);
+            deliver(this, CmEventType.REJECTED, null, -Errno.ECONNREFUSED, null);
+        }
+    }
+
     private void connectTimeout() {
         fabric.cmLock.lock();
         try {
             if (state == State.CONNECTING) {
                 transition(State.FAILED);
-                SoftCmId child = peer;
-                peer = null;
-                if (child != null) {
-                    child.peer = null;
+                if (hostCm != null) {
+                    cancelRequest();
+                } else {
+                    SoftCmId child = peer;
+                    peer = null;
+                    if (child != null) {
+                        child.peer = null;
+                    }
                 }
                 deliver(this, CmEventType.UNREACHABLE, null, -Errno.ETIMEDOUT, null);
             }
         } finally {
             fabric.cmLock.unlock();
         }
+    }
+
+    /**
+     * Host path, active side giving up (timeout or close) before the REP: a REJ with -ETIMEDOUT tells the
+     * passive side, whose accept then ends UNREACHABLE as in one JVM (IB: destroying an id in REQ_SENT
+     * sends a REJ, reason timeout).
+     */
+    private void cancelRequest() {
+        sendToPeer(CmMessage.rej(peerHandle, handle, -Errno.ETIMEDOUT, null));
+        peerGone = true;
+    }
+
+    /** Host path: sends to the other end unless it is gone (or was never reached); false when not sent. */
+    private boolean sendToPeer(ByteBuffer message) {
+        if (peerNode == null || peerGone) {
+            return false;
+        }
+        return hostCm.send(peerNode, message);
     }
 
     @Override
@@ -285,6 +375,10 @@ final class SoftCmId implements CmId, SoftDevice.SoftObject {
             if (data.length > ConnectionParameters.MAX_ACCEPT_PRIVATE_DATA) {
                 throw new VerbsException(Errno.EINVAL, "accept: " + data.length + " bytes of private data, at most "
                     + ConnectionParameters.MAX_ACCEPT_PRIVATE_DATA);
+            }
+            if (hostCm != null) {
+                acceptAcrossHost(p, data);
+                return;
             }
             SoftCmId active = peer;
             if (active == null || active.state != State.CONNECTING || active.qp == null) {
@@ -323,6 +417,57 @@ final class SoftCmId implements CmId, SoftDevice.SoftObject {
         }
     }
 
+    /**
+     * Host path, passive side, holding cmLock: our queue pair connects to the active one (RTR, RTS),
+     * then the REP carries our endpoint; ESTABLISHED follows the RTU. An active side already gone makes
+     * the accept end UNREACHABLE, as in one JVM.
+     */
+    private void acceptAcrossHost(ConnectionParameters p, byte[] data) throws VerbsException {
+        if (peerGone) {
+            releasePendingSlot();
+            transition(State.FAILED);
+            deliver(this, CmEventType.UNREACHABLE, null, -Errno.ETIMEDOUT, null);
+            return;
+        }
+        try {
+            qp.connectRemote(peerNode, peerEndpoint, p);
+        } catch (VerbsException e) {
+            if (e.errno() != Errno.ENOENT) {
+                throw e; // our queue pair cannot connect: accept fails and the request stays pending
+            }
+            // The active queue pair's segments are gone: it was destroyed (its id closing, its process
+            // dying) and the news is on its way. As a late accept in one JVM: UNREACHABLE, and the
+            // active id, should it still be connecting, is rejected.
+            TRACE.record(TraceLevel.RARE, "cm.activeQueuePairGone", peerEndpoint.qpNumber(), peerNode.pid());
+            releasePendingSlot();
+            transition(State.FAILED);
+            sendToPeer(CmMessage.rej(peerHandle, handle, CmEvent.REJECT_CONSUMER, null));
+            peerGone = true;
+            deliver(this, CmEventType.UNREACHABLE, null, -Errno.ETIMEDOUT, null);
+            return;
+        }
+        XpEndpoint mine;
+        try {
+            mine = qp.openWire();
+        } catch (VerbsException e) {
+            // Our queue pair is connected but cannot answer: give the request up as a consumer reject.
+            releasePendingSlot();
+            transition(State.FAILED);
+            flushQueuePair("accept failed");
+            sendToPeer(CmMessage.rej(peerHandle, handle, CmEvent.REJECT_CONSUMER, null));
+            peerGone = true;
+            throw e;
+        }
+        releasePendingSlot();
+        transition(State.ACCEPTED);
+        if (!sendToPeer(CmMessage.rep(peerHandle, handle, mine, data))) {
+            peerGone = true; // the active process died since its REQ
+            transition(State.FAILED);
+            peerLost();
+            deliver(this, CmEventType.UNREACHABLE, null, -Errno.ETIMEDOUT, null);
+        }
+    }
+
     @Override
     public void reject(byte[] privateData) throws VerbsException {
         fabric.cmLock.lock();
@@ -337,6 +482,11 @@ final class SoftCmId implements CmId, SoftDevice.SoftObject {
             }
             releasePendingSlot();
             transition(State.FAILED);
+            if (hostCm != null) {
+                sendToPeer(CmMessage.rej(peerHandle, handle, CmEvent.REJECT_CONSUMER, privateData));
+                peerGone = true;
+                return;
+            }
             SoftCmId active = peer;
             peer = null;
             if (active != null && active.state == State.CONNECTING) {
@@ -354,7 +504,9 @@ final class SoftCmId implements CmId, SoftDevice.SoftObject {
         fabric.cmLock.lock();
         try {
             ensureUsable();
-            if (state == State.ESTABLISHED) {
+            // ACCEPTED (host path): the passive queue pair is RTS and may already carry data, as after an
+            // in-JVM accept, so it may disconnect before its ESTABLISHED arrives.
+            if (state == State.ESTABLISHED || state == State.ACCEPTED) {
                 transition(State.DISCONNECTED);
                 flushQueuePair("disconnect");
                 deliver(this, CmEventType.DISCONNECTED, null, 0, null);
@@ -372,10 +524,177 @@ final class SoftCmId implements CmId, SoftDevice.SoftObject {
 
     /** The peer learns of the disconnection (DREQ); its queue pair stays in RTS until it disconnects. */
     private void disconnectPeer() {
+        if (hostCm != null) {
+            sendToPeer(CmMessage.dreq(peerHandle, handle));
+            return;
+        }
         SoftCmId p = peer;
         if (p != null && p.state == State.ESTABLISHED) {
             p.transition(State.DISCONNECTED);
             deliver(p, CmEventType.DISCONNECTED, null, 0, null);
+        }
+    }
+
+    // ------------------------------------------------------------------ host path: what arrives
+
+    /**
+     * A REQ reached this node (node thread, holding cmLock): a child id in REQUEST_PENDING on the
+     * listener's channel, or a REJ (-ECONNREFUSED) when nobody listens on the port here or the backlog is
+     * full.
+     */
+    static void onRequest(HostCm cm, NodeId from, CmMessage m) {
+        InetSocketAddress destination = m.destination();
+        SoftCmId l = cm.fabric().listener(destination.getPort());
+        // Only a host-fabric device's listener is reachable from the host fabric.
+        if (l == null || l.device.host() == null || !l.device.isOpen()) {
+            TRACE.record(TraceLevel.RARE, "cm.noListener", destination.getPort(), from.pid());
+            cm.send(from, CmMessage.rej(m.from(), 0, -Errno.ECONNREFUSED, null));
+            return;
+        }
+        if (l.pendingRequests >= l.backlog) {
+            TRACE.record(TraceLevel.RARE, "cm.backlogFull", l.boundPort, l.backlog);
+            cm.send(from, CmMessage.rej(m.from(), 0, -Errno.ECONNREFUSED, null));
+            return;
+        }
+        SoftCmId child = new SoftCmId(l.device, l.channel, l.fabric);
+        child.state = State.REQUEST_PENDING;
+        child.local = new InetSocketAddress(destination.getAddress(), l.boundPort);
+        child.remote = m.source();
+        child.listener = l;
+        child.hostCm = cm;
+        child.peerNode = from;
+        child.peerHandle = m.from();
+        child.peerEndpoint = m.endpoint();
+        child.handle = cm.registerRequest(child, from, m.from());
+        l.pendingRequests++;
+        deliver(child, CmEventType.CONNECT_REQUEST, l, 0, m.privateData());
+    }
+
+    /** Whether a message from {@code from}'s id {@code fromHandle} may be for this id. Holds cmLock. */
+    boolean isPeer(NodeId from, long fromHandle) {
+        return from.equals(peerNode) && (peerHandle == 0 || peerHandle == fromHandle);
+    }
+
+    /** Whether this id's other end is on {@code node}. Holds cmLock. */
+    boolean isPeer(NodeId node) {
+        return node.equals(peerNode);
+    }
+
+    /** A REP, RTU, REJ or DREQ for this id (node thread, holding cmLock). */
+    void onMessage(CmMessage m) {
+        switch (m.type()) {
+            case CmMessage.REP:
+                onReply(m);
+                break;
+            case CmMessage.RTU:
+                if (state == State.ACCEPTED) {
+                    transition(State.ESTABLISHED);
+                    deliver(this, CmEventType.ESTABLISHED, null, 0, null);
+                }
+                break;
+            case CmMessage.REJ:
+                onReject(m.status(), m.privateData());
+                break;
+            case CmMessage.DREQ:
+                // Crossing DREQs: whoever disconnected first is DISCONNECTED already and ignores the other's.
+                if (state == State.ESTABLISHED || state == State.ACCEPTED) {
+                    transition(State.DISCONNECTED);
+                    deliver(this, CmEventType.DISCONNECTED, null, 0, null);
+                }
+                break;
+            default:
+                break;
+        }
+    }
+
+    /**
+     * The passive side accepted: our queue pair connects to its (RTR, RTS), ESTABLISHED with the
+     * accept's private data, and the RTU. A REP for an id that gave up is ignored: the REJ our timeout or
+     * close sent tells the passive side.
+     */
+    private void onReply(CmMessage m) {
+        if (state != State.CONNECTING || peerHandle != 0) {
+            TRACE.record(TraceLevel.RARE, "cm.lateReply", state.ordinal(), m.from());
+            return;
+        }
+        peerHandle = m.from();
+        try {
+            qp.connectRemote(peerNode, m.endpoint(), connectParameters);
+        } catch (VerbsException e) {
+            // As in one JVM (librdmacm ucma_process_conn_resp): CONNECT_ERROR here, and a REJ there, which
+            // moves the passive queue pair to ERROR and reports REJECTED.
+            transition(State.FAILED);
+            flushQueuePair("connect error");
+            deliver(this, CmEventType.CONNECT_ERROR, null, -e.errno(), null);
+            sendToPeer(CmMessage.rej(peerHandle, handle, CmEvent.REJECT_CONSUMER, null));
+            peerGone = true;
+            return;
+        }
+        transition(State.ESTABLISHED);
+        deliver(this, CmEventType.ESTABLISHED, null, 0, m.privateData());
+        sendToPeer(CmMessage.rtu(peerHandle, handle));
+    }
+
+    private void onReject(int status, byte[] data) {
+        switch (state) {
+            case CONNECTING: // refused (no listener, backlog, request destroyed) or rejected by the consumer
+                peerGone = true;
+                transition(State.FAILED);
+                deliver(this, CmEventType.REJECTED, null, status, data);
+                break;
+            case REQUEST_PENDING: // the active side gave up: accept will end UNREACHABLE
+                peerGone = true;
+                break;
+            case ACCEPTED: // the active side gave up (-ETIMEDOUT) or its queue pair could not connect (28)
+                peerGone = true;
+                transition(State.FAILED);
+                flushQueuePair("rejected");
+                if (status == -Errno.ETIMEDOUT) {
+                    deliver(this, CmEventType.UNREACHABLE, null, status, null);
+                } else {
+                    deliver(this, CmEventType.REJECTED, null, status, data);
+                }
+                break;
+            default:
+                break;
+        }
+    }
+
+    /**
+     * The other end's process is gone (node thread, holding cmLock). Connecting ends UNREACHABLE
+     * (-ETIMEDOUT), as silence would after the connect timeout; a pending request's accept will; an
+     * accepted or established connection's queue pair fails as after a transport timeout, and an
+     * established one reports DISCONNECTED.
+     */
+    void onPeerGone() {
+        peerGone = true;
+        switch (state) {
+            case CONNECTING:
+                transition(State.FAILED);
+                deliver(this, CmEventType.UNREACHABLE, null, -Errno.ETIMEDOUT, null);
+                break;
+            case ACCEPTED:
+                transition(State.FAILED);
+                peerLost();
+                deliver(this, CmEventType.UNREACHABLE, null, -Errno.ETIMEDOUT, null);
+                break;
+            case ESTABLISHED:
+                transition(State.DISCONNECTED);
+                peerLost();
+                deliver(this, CmEventType.DISCONNECTED, null, 0, null);
+                break;
+            case DISCONNECTED: // the peer disconnected first and our queue pair still runs: now it fails
+                peerLost();
+                break;
+            default:
+                break;
+        }
+    }
+
+    private void peerLost() {
+        SoftQueuePair q = qp;
+        if (q != null && q.state() != QpState.ERROR) {
+            q.peerLost();
         }
     }
 
@@ -429,6 +748,10 @@ final class SoftCmId implements CmId, SoftDevice.SoftObject {
             switch (state) {
                 case REQUEST_PENDING: {
                     releasePendingSlot();
+                    if (hostCm != null) {
+                        sendToPeer(CmMessage.rej(peerHandle, handle, -Errno.ECONNREFUSED, null));
+                        break;
+                    }
                     SoftCmId active = peer;
                     if (active != null && active.state == State.CONNECTING) {
                         active.peer = null;
@@ -438,10 +761,13 @@ final class SoftCmId implements CmId, SoftDevice.SoftObject {
                     break;
                 }
                 case CONNECTING:
-                    if (peer != null) {
+                    if (hostCm != null) {
+                        cancelRequest();
+                    } else if (peer != null) {
                         peer.peer = null;
                     }
                     break;
+                case ACCEPTED: // the active side gets ESTABLISHED from our REP, then DISCONNECTED
                 case ESTABLISHED:
                     disconnectPeer();
                     break;
@@ -450,6 +776,12 @@ final class SoftCmId implements CmId, SoftDevice.SoftObject {
             }
             if (boundPort != 0) {
                 fabric.unbind(this, boundPort);
+                if (portClaimed) {
+                    device.host().cm().releasePort(boundPort);
+                }
+            }
+            if (hostCm != null) {
+                hostCm.unregister(this, handle, peerNode, peerHandle);
             }
             peer = null;
             transition(State.CLOSED);
