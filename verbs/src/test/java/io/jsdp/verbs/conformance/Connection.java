@@ -13,6 +13,7 @@ import io.jsdp.verbs.CmId;
 import io.jsdp.verbs.CompletionChannel;
 import io.jsdp.verbs.CompletionQueue;
 import io.jsdp.verbs.ConnectionParameters;
+import io.jsdp.verbs.DeviceMemory;
 import io.jsdp.verbs.Errno;
 import io.jsdp.verbs.MemoryRegion;
 import io.jsdp.verbs.Opcode;
@@ -26,7 +27,6 @@ import io.jsdp.verbs.VerbsException;
 import io.jsdp.verbs.WorkCompletion;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -34,6 +34,10 @@ import java.util.concurrent.TimeUnit;
  * device {@code a}, B the passive side on device {@code b}, each with its own completion queue and a
  * 64 KiB region registered for local write, remote write and remote read. Written against the port
  * only, so every device runs it unchanged.
+ *
+ * <p>Each region is device memory ({@link RdmaDevice#allocateMemory}), not a plain direct buffer: it
+ * is the memory a device promises its peers can reach even in another process (for SoftRdma, a
+ * shared-memory segment), so the fixture also serves a peer in another JVM.
  */
 public final class Connection implements AutoCloseable {
     /** Region size on each side. */
@@ -74,6 +78,10 @@ public final class Connection implements AutoCloseable {
     public MemoryRegion mrA;
     /** The registered regions. */
     public MemoryRegion mrB;
+    /** The device memory under {@link #mrA}. */
+    public DeviceMemory dmA;
+    /** The device memory under {@link #mrB}. */
+    public DeviceMemory dmB;
 
     private final SendWorkRequest swr = new SendWorkRequest();
     private final ReceiveWorkRequest rwr = new ReceiveWorkRequest();
@@ -170,8 +178,10 @@ public final class Connection implements AutoCloseable {
             c.cqA = a.createCompletionQueue(c.chA, o.cqEntries);
             c.cqB = b.createCompletionQueue(c.chB, o.cqEntries);
             int rw = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ;
-            c.mrA = c.pdA.register(ByteBuffer.allocateDirect(REGION_BYTES), rw);
-            c.mrB = c.pdB.register(ByteBuffer.allocateDirect(REGION_BYTES), rw);
+            c.dmA = a.allocateMemory(REGION_BYTES);
+            c.dmB = b.allocateMemory(REGION_BYTES);
+            c.mrA = c.pdA.register(c.dmA.buffer(), rw);
+            c.mrB = c.pdB.register(c.dmB.buffer(), rw);
             c.evA = a.createEventChannel();
             c.evB = b.createEventChannel();
             c.listener = b.createId(c.evB);
@@ -342,8 +352,8 @@ public final class Connection implements AutoCloseable {
     @Override
     public void close() {
         AssertionError first = null;
-        for (AutoCloseable c : new AutoCloseable[] {idA, idB, listener, qpA, qpB, mrA, mrB, cqA, cqB, chA, chB,
-            evA, evB, pdA, pdB}) {
+        for (AutoCloseable c : new AutoCloseable[] {idA, idB, listener, qpA, qpB, mrA, mrB, dmA, dmB, cqA, cqB,
+            chA, chB, evA, evB, pdA, pdB}) {
             if (c == null) {
                 continue;
             }

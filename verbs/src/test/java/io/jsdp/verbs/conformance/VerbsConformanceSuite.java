@@ -13,6 +13,7 @@ import io.jsdp.verbs.Access;
 import io.jsdp.verbs.CmEventType;
 import io.jsdp.verbs.CompletionChannel;
 import io.jsdp.verbs.CompletionQueue;
+import io.jsdp.verbs.DeviceMemory;
 import io.jsdp.verbs.Errno;
 import io.jsdp.verbs.MemoryRegion;
 import io.jsdp.verbs.Opcode;
@@ -84,6 +85,16 @@ public abstract class VerbsConformanceSuite {
         return null;
     }
 
+    /**
+     * Checks, after a test, that {@code device} holds no open object. A device whose resource tracker
+     * lives elsewhere (a proxy for a device in another process) overrides this to ask there.
+     *
+     * @param device one of the test's devices
+     */
+    protected void assertNoOpenResources(RdmaDevice device) {
+        assertEquals(0, device.resources().openCount(), () -> device.resources().report());
+    }
+
     @BeforeEach
     void openDevices() throws Exception {
         devA = openDevice("A");
@@ -96,8 +107,8 @@ public abstract class VerbsConformanceSuite {
             if (conn != null) {
                 conn.close();
             }
-            assertEquals(0, devA.resources().openCount(), () -> devA.resources().report());
-            assertEquals(0, devB.resources().openCount(), () -> devB.resources().report());
+            assertNoOpenResources(devA);
+            assertNoOpenResources(devB);
         } finally {
             devA.close();
             if (devB != devA) {
@@ -244,19 +255,18 @@ public abstract class VerbsConformanceSuite {
         remoteAccessFails("range past the region's end", (c, extra) -> c.rdma(c.qpA, 1, Opcode.RDMA_WRITE, SIG,
             c.mrA, 0, 8, c.mrB.address() + c.mrB.length() - 4, c.mrB.rkey()));
         remoteAccessFails("WRITE to a region without REMOTE_WRITE", (c, extra) -> {
-            MemoryRegion readOnly = extra.add(c.pdB.register(ByteBuffer.allocateDirect(64), Access.REMOTE_READ));
+            MemoryRegion readOnly = extra.register(c.pdB, 64, Access.REMOTE_READ);
             return c.rdma(c.qpA, 1, Opcode.RDMA_WRITE, SIG, c.mrA, 0, 8, readOnly.address(), readOnly.rkey());
         });
         remoteAccessFails("READ of a region without REMOTE_READ", (c, extra) -> {
-            MemoryRegion writeOnly = extra.add(c.pdB.register(ByteBuffer.allocateDirect(64),
-                Access.LOCAL_WRITE | Access.REMOTE_WRITE));
+            MemoryRegion writeOnly = extra.register(c.pdB, 64, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
             return c.rdma(c.qpA, 1, Opcode.RDMA_READ, SIG, c.mrA, 0, 8, writeOnly.address(), writeOnly.rkey());
         });
         // rxe check_rkey: the rkey must name a region of the responder queue pair's protection domain
         remoteAccessFails("region of another protection domain", (c, extra) -> {
             ProtectionDomain other = extra.add(c.b.allocateProtectionDomain());
-            MemoryRegion foreign = extra.add(other.register(ByteBuffer.allocateDirect(64),
-                Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ));
+            MemoryRegion foreign = extra.register(other, 64,
+                Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ);
             return c.rdma(c.qpA, 1, Opcode.RDMA_WRITE, SIG, c.mrA, 0, 8, foreign.address(), foreign.rkey());
         });
     }
@@ -268,6 +278,16 @@ public abstract class VerbsConformanceSuite {
         <T extends AutoCloseable> T add(T o) {
             objects.push(o);
             return o;
+        }
+
+        /**
+         * Registers {@code bytes} of device memory of the domain's device. Regions are device memory, as
+         * in {@link Connection}, so that a peer in another process reaches them; the memory is closed
+         * after the region.
+         */
+        MemoryRegion register(ProtectionDomain pd, int bytes, int access) throws VerbsException {
+            DeviceMemory memory = add(pd.device().allocateMemory(bytes));
+            return add(pd.register(memory.buffer(), access));
         }
 
         @Override
@@ -375,27 +395,23 @@ public abstract class VerbsConformanceSuite {
         // a receive whose region lacks LOCAL_WRITE: the receiver reports a protection error, the sender a
         // remote operation error
         Connection e = connect();
-        MemoryRegion readOnly = e.pdB.register(ByteBuffer.allocateDirect(64), Access.REMOTE_READ);
-        try {
+        try (Extra extra = new Extra()) {
+            MemoryRegion readOnly = extra.register(e.pdB, 64, Access.REMOTE_READ);
             assertEquals(Errno.OK, e.recv(e.qpB, 7, readOnly, 0, 64));
             assertEquals(Errno.OK, e.send(e.qpA, 8, Opcode.SEND, SIG, e.mrA, 0, 8));
             WorkCompletion r = e.poll(e.cqB);
             assertEquals(7, r.wrId());
             assertEquals(WcStatus.LOC_PROT_ERR, r.status());
             assertEquals(WcStatus.REM_OP_ERR, e.poll(e.cqA).status());
-        } finally {
-            readOnly.close();
         }
         // an RDMA READ into a sink without LOCAL_WRITE
         e.close();
         conn = null;
         Connection f = connect();
-        MemoryRegion noWrite = f.pdA.register(ByteBuffer.allocateDirect(64), 0);
-        try {
+        try (Extra extra = new Extra()) {
+            MemoryRegion noWrite = extra.register(f.pdA, 64, 0);
             assertEquals(Errno.OK, f.rdma(f.qpA, 9, Opcode.RDMA_READ, SIG, noWrite, 0, 8, f.mrB.address(), f.mrB.rkey()));
             assertEquals(WcStatus.LOC_PROT_ERR, f.poll(f.cqA).status());
-        } finally {
-            noWrite.close();
         }
     }
 
@@ -609,20 +625,18 @@ public abstract class VerbsConformanceSuite {
     @Test
     void deregisteredRegionRefusesLaterRemoteAccess() throws Exception {
         Connection c = connect();
-        MemoryRegion target = c.pdB.register(ByteBuffer.allocateDirect(256), Access.LOCAL_WRITE | Access.REMOTE_WRITE);
-        long addr = target.address();
-        int rkey = target.rkey();
-        assertEquals(Errno.OK, c.rdma(c.qpA, 1, Opcode.RDMA_WRITE, SIG, c.mrA, 0, 8, addr, rkey));
-        assertEquals(WcStatus.SUCCESS, c.poll(c.cqA).status());
-        target.close();
-        assertEquals(Errno.OK, c.rdma(c.qpA, 2, Opcode.RDMA_WRITE, SIG, c.mrA, 0, 8, addr, rkey));
-        assertEquals(WcStatus.REM_ACCESS_ERR, c.poll(c.cqA).status());
-        // a new region must not be reachable with the old key
-        MemoryRegion again = c.pdB.register(ByteBuffer.allocateDirect(256), Access.LOCAL_WRITE | Access.REMOTE_WRITE);
-        try {
+        try (Extra extra = new Extra()) {
+            MemoryRegion target = extra.register(c.pdB, 256, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+            long addr = target.address();
+            int rkey = target.rkey();
+            assertEquals(Errno.OK, c.rdma(c.qpA, 1, Opcode.RDMA_WRITE, SIG, c.mrA, 0, 8, addr, rkey));
+            assertEquals(WcStatus.SUCCESS, c.poll(c.cqA).status());
+            target.close();
+            assertEquals(Errno.OK, c.rdma(c.qpA, 2, Opcode.RDMA_WRITE, SIG, c.mrA, 0, 8, addr, rkey));
+            assertEquals(WcStatus.REM_ACCESS_ERR, c.poll(c.cqA).status());
+            // a new region must not be reachable with the old key
+            MemoryRegion again = extra.register(c.pdB, 256, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
             assertTrue(again.rkey() != rkey, "a reused slot gets a new key");
-        } finally {
-            again.close();
         }
     }
 
@@ -681,13 +695,15 @@ public abstract class VerbsConformanceSuite {
         ProtectionDomain pd = devA.allocateProtectionDomain();
         CompletionChannel ch = devA.createCompletionChannel();
         CompletionQueue cq = devA.createCompletionQueue(ch, 8);
-        MemoryRegion mr = pd.register(ByteBuffer.allocateDirect(64), Access.LOCAL_WRITE);
+        DeviceMemory memory = devA.allocateMemory(64);
+        MemoryRegion mr = pd.register(memory.buffer(), Access.LOCAL_WRITE);
         assertEquals(Errno.EBUSY, assertThrows(VerbsException.class, pd::close).errno(), "PD with an MR");
         assertEquals(Errno.EBUSY, assertThrows(VerbsException.class, ch::close).errno(), "channel with a CQ");
         conn = Connection.open(devA, devB, new Connection.Options());
         assertEquals(Errno.EBUSY, assertThrows(VerbsException.class, conn.cqA::close).errno(), "CQ with a QP");
         assertEquals(Errno.EBUSY, assertThrows(VerbsException.class, conn.pdA::close).errno(), "PD with a QP");
         mr.close();
+        memory.close();
         pd.close();
         cq.close();
         ch.close();
