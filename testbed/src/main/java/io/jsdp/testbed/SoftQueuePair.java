@@ -1020,10 +1020,16 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
             } else if (e.segment == 0) {
                 refused = "the region is not device memory, which is all another process can reach";
             } else {
-                try {
-                    remote = device.xp().peerSegment(l.peerNode, e.segment).buffer();
-                } catch (IOException ex) {
-                    refused = "its device memory is gone (" + ex.getMessage() + ")";
+                if (e.segment == l.lastSegment) {
+                    remote = l.lastSegmentBuffer;
+                } else {
+                    try {
+                        remote = device.xp().peerSegment(l.peerNode, e.segment).buffer();
+                        l.lastSegment = e.segment;
+                        l.lastSegmentBuffer = remote;
+                    } catch (IOException ex) {
+                        refused = "its device memory is gone (" + ex.getMessage() + ")";
+                    }
                 }
                 if (remote != null) {
                     long end = (long) e.segmentOffset + offset + w.total;

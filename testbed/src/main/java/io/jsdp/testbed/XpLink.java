@@ -38,6 +38,9 @@ final class XpLink {
     long rnrSinceNs;
     long silentSinceNs;
     final KeyTable.Entry scratch = new KeyTable.Entry();
+    /** The peer device-memory segment last reached, so a stream of one-sided requests maps it once. */
+    long lastSegment;
+    java.nio.ByteBuffer lastSegmentBuffer;
 
     // ---- responder: guarded by rqLock ----
     long rxHead;
