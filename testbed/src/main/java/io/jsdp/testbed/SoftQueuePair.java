@@ -1185,20 +1185,25 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
     /**
      * The requester's timers for its oldest unanswered message: RNR retries while the responder marks
      * it RNR, transport retries while the responder is silent (its queue pair in error or gone, its
-     * link down). Runs on the progress thread, every {@link XpEngine#CHECK_NS}.
+     * link down). Runs on the progress thread, every {@link XpEngine#CHECK_NS} while it says so.
+     *
+     * @return whether a timer runs (the thread should look again within {@link XpEngine#CHECK_NS})
      */
-    void xpTimers(long now) {
+    boolean xpTimers(long now) {
         XpLink l = link;
-        if (l == null || !l.outstanding() || !sqLock.tryLock()) {
-            return;
+        if (l == null || !l.outstanding()) {
+            return false;
+        }
+        if (!sqLock.tryLock()) {
+            return true; // look again soon
         }
         try {
             if (link != l || state == QpState.ERROR) {
-                return;
+                return false;
             }
             processAnswersLocked(l);
             if (l.txAcked == l.txSeq || state == QpState.ERROR) {
-                return;
+                return false;
             }
             long seq = l.txAcked;
             int code = (int) l.tx.state(seq) & 0xff;
@@ -1222,7 +1227,7 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
                 }
             }
             if (fail == null || !l.tx.transition(seq, from, Wire.CODE_CANCELLED)) {
-                return;
+                return l.rnrSinceNs != 0 || l.silentSinceNs != 0;
             }
             int slot = (int) seq & (l.tx.slots() - 1);
             long req = l.slotRequest[slot];
@@ -1235,6 +1240,7 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
                 }
             }
             enterErrorLocked();
+            return false;
         } finally {
             sqLock.unlock();
         }
@@ -1267,6 +1273,7 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         if (answering == l.silent) {
             l.silent = !answering;
             rx.responderSilent(!answering);
+            l.wakeRequester();
         }
         if (!answering) {
             return false;
@@ -1290,6 +1297,9 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
                     rx.transition(seq, Wire.CODE_PUBLISHED, Wire.CODE_RNR);
                     code = Wire.CODE_RNR;
                     r = ring.peek();
+                    if (r == null) {
+                        l.wakeRequester(); // its RNR timer starts
+                    }
                 }
                 if (r == null) {
                     break;
@@ -1379,13 +1389,20 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
             return false;
         }
         boolean did = false;
-        if (l.outstanding() && (l.tx.state(l.txAcked) & 0xff) >= Wire.CODE_DONE && sqLock.tryLock()) {
-            try {
-                if (link == l) {
-                    did = processAnswersLocked(l);
+        if (l.outstanding()) {
+            int code = (int) l.tx.state(l.txAcked) & 0xff;
+            if (code >= Wire.CODE_DONE) {
+                if (sqLock.tryLock()) {
+                    try {
+                        if (link == l) {
+                            did = processAnswersLocked(l);
+                        }
+                    } finally {
+                        sqLock.unlock();
+                    }
                 }
-            } finally {
-                sqLock.unlock();
+            } else if (code == Wire.CODE_RNR || l.tx.responderSilent()) {
+                xpTimers(System.nanoTime()); // a poller runs the requester's timers while it polls
             }
         }
         long word = l.rx.state(l.rxHead);
@@ -1459,6 +1476,7 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         XpLink l = link;
         if (l != null && (to == QpState.ERROR || to == QpState.RESET)) {
             l.rx.responderSilent(true); // a requester across processes stops getting answers
+            l.wakeRequester();
         }
         int level = to == QpState.ERROR ? TraceLevel.RARE : TraceLevel.ENTRY_EXIT;
         if (TRACE.on(level)) {

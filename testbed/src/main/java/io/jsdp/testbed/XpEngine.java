@@ -24,8 +24,8 @@ import java.util.concurrent.locks.LockSupport;
  * application polls a queue pair's completion queues, nobody else needs to look, and no doorbell is
  * rung: the fast path is memory only.
  *
- * <p>The progress thread covers what nobody polls. Every {@link #CHECK_NS} (or at once when a
- * completion queue is armed) it finds the queue pairs whose completion queues were not polled since
+ * <p>The progress thread covers what nobody polls. Every {@link #CHECK_NS} while a requester timer
+ * runs, else every {@link #IDLE_NS} or when woken (at once when a completion queue is armed), it finds the queue pairs whose completion queues were not polled since
  * its last look, or are armed, and for those sets the "wants a doorbell" words in the wires; then it
  * looks once more at every queue pair (so nothing published before the word was set is missed) and
  * waits on the device's doorbell word, which a peer rings only when a wire says so (a Dekker pair:
@@ -39,8 +39,16 @@ final class XpEngine {
     static final int WIRE_BYTES_DEFAULT = 1 << 20;
     private static final int WIRE_BYTES = wireBytesProperty();
 
-    /** How often the progress thread re-evaluates who polls, and runs the requesters' timers. */
+    /**
+     * How often the progress thread re-evaluates who polls, and runs the requesters' timers while a
+     * message waits on a timer (RNR-marked, or its responder silent).
+     */
     static final long CHECK_NS = TimeUnit.MILLISECONDS.toNanos(1);
+    /**
+     * How long the progress thread sleeps when no timer runs: pollers that stop polling without
+     * arming are covered within this, and an idle device wakes 50 times a second, not 1000.
+     */
+    static final long IDLE_NS = TimeUnit.MILLISECONDS.toNanos(20);
 
     private final SoftDevice device;
     private final ShmNode node;
@@ -168,6 +176,7 @@ final class XpEngine {
         doorbell.bindWaiter();
         long nextCheck = 0;
         boolean covered = true;
+        boolean timing = false;
         try {
             while (running) {
                 long observed = doorbell.sequence();
@@ -177,8 +186,9 @@ final class XpEngine {
                     recheck = false;
                     nextCheck = now + CHECK_NS;
                     covered = true;
+                    timing = false;
                     for (SoftQueuePair q : qps) {
-                        q.xpTimers(now);
+                        timing |= q.xpTimers(now);
                         covered &= q.xpCoverage();
                     }
                     if (!covered) {
@@ -189,12 +199,13 @@ final class XpEngine {
                 if (did) {
                     continue;
                 }
+                long sleepNs = timing ? CHECK_NS : IDLE_NS;
                 if (qps.isEmpty()) {
                     LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(100));
                 } else if (covered) {
-                    LockSupport.parkNanos(this, CHECK_NS);
+                    LockSupport.parkNanos(this, sleepNs);
                 } else {
-                    long r = doorbell.await(observed, CHECK_NS);
+                    long r = doorbell.await(observed, sleepNs);
                     if (r == WaitWord.CLOSED) {
                         return;
                     }
