@@ -182,7 +182,7 @@ final class SoftCompletionQueue extends CqFields implements CompletionQueue, Sof
             if (x.length != 0) {
                 boolean found = false;
                 for (SoftQueuePair q : x) {
-                    found |= q.xpService();
+                    found |= q.xpService(this);
                 }
                 if (found) {
                     n = take(completions, limit);

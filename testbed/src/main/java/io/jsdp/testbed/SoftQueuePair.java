@@ -1378,24 +1378,44 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
     // ------------------------------------------------------------------ across processes: who looks
 
     /**
-     * Looks at the wires once: answers for our requests, messages for our responder. Called by polls
-     * of our completion queues and by the progress thread; skips a role another thread is running.
+     * Looks at the wires once: messages for our responder, then answers for our requests. Called by
+     * polls of our completion queues (each looks at what feeds it) and by the progress thread (both);
+     * skips a role another thread is running.
      *
+     * @param polled the completion queue being polled, or null for the progress thread
      * @return whether anything was found
      */
-    boolean xpService() {
+    boolean xpService(SoftCompletionQueue polled) {
         XpLink l = link;
         if (l == null) {
             return false;
         }
         boolean did = false;
-        if (l.outstanding()) {
+        // Messages first: they are what a peer waits for.
+        if (polled == null || polled == recvCq) {
+            long word = l.rx.state(l.rxHead);
+            boolean pending = word >>> 8 == l.rxHead && (int) (word & 0xff) == Wire.CODE_PUBLISHED;
+            boolean answering = readyToRespond() && !device.faults().isLinkDown();
+            if ((pending || l.silent == answering) && rqLock.tryLock()) {
+                try {
+                    if (link == l) {
+                        did = drainLocked(l);
+                    }
+                } finally {
+                    rqLock.unlock();
+                }
+            }
+        }
+        // Answers become completions of the send queue: looked at by its queue's polls, or by any poll
+        // once half the wire waits for them.
+        long out = l.txSeq - l.txAcked;
+        if (out != 0 && (polled == null || polled == sendCq || out >= l.tx.slots() >> 1)) {
             int code = (int) l.tx.state(l.txAcked) & 0xff;
             if (code >= Wire.CODE_DONE) {
                 if (sqLock.tryLock()) {
                     try {
                         if (link == l) {
-                            did = processAnswersLocked(l);
+                            did |= processAnswersLocked(l);
                         }
                     } finally {
                         sqLock.unlock();
@@ -1403,18 +1423,6 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
                 }
             } else if (code == Wire.CODE_RNR || l.tx.responderSilent()) {
                 xpTimers(System.nanoTime()); // a poller runs the requester's timers while it polls
-            }
-        }
-        long word = l.rx.state(l.rxHead);
-        boolean pending = word >>> 8 == l.rxHead && (int) (word & 0xff) == Wire.CODE_PUBLISHED;
-        boolean answering = readyToRespond() && !device.faults().isLinkDown();
-        if ((pending || l.silent == answering) && rqLock.tryLock()) {
-            try {
-                if (link == l) {
-                    did |= drainLocked(l);
-                }
-            } finally {
-                rqLock.unlock();
             }
         }
         return did;

@@ -222,7 +222,7 @@ final class XpEngine {
     private boolean serviceAll() {
         boolean did = false;
         for (SoftQueuePair q : qps) {
-            did |= q.xpService();
+            did |= q.xpService(null);
         }
         return did;
     }
