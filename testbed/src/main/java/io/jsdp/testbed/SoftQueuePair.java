@@ -275,7 +275,7 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         if (l != null) {
             // A message of the peer that found no receive is delivered now, in this thread. The mark is
             // read after the volatile publication; the responder marks, then looks at the ring again.
-            if ((l.rx.state(l.rxHead) & 0xff) == Wire.CODE_RNR) {
+            if (l.rnrMarked == l.rxHead) {
                 rqLock.lock();
                 try {
                     if (link == l) {
@@ -769,7 +769,7 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         readsInFlight = 0;
         XpLink l = link;
         if (l != null) {
-            cancelWireLocked(l);
+            withdrawAllLocked(l);
         }
         emitCompletionsLocked();
         sqReclaimed = sqDone;
@@ -1141,9 +1141,9 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         int mask = tx.slots() - 1;
         while (l.txAcked != l.txSeq) {
             long seq = l.txAcked;
-            long word = tx.state(seq);
-            int code = (int) word & 0xff;
-            if (word >>> 8 != seq || (code != Wire.CODE_DONE && code != Wire.CODE_CANCELLED)) {
+            int answer = tx.answer(seq);
+            int code = answer & 0xff;
+            if (code != Wire.CODE_DONE && code != Wire.CODE_CANCELLED) {
                 break;
             }
             int slot = (int) seq & mask;
@@ -1153,14 +1153,14 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
             l.silentSinceNs = 0;
             did = true;
             long req = l.slotRequest[slot];
-            if (code == Wire.CODE_CANCELLED || req < 0) {
+            if (req < 0) {
                 continue;
             }
             SendWqe w = sq[(int) req & sqMask];
             if (w.seq != req || w.state != SendWqe.IN_FLIGHT) {
                 continue; // flushed meanwhile
             }
-            WcStatus status = WcStatus.of(tx.result(seq));
+            WcStatus status = code == Wire.CODE_CANCELLED ? WcStatus.RNR_RETRY_EXC_ERR : WcStatus.of(answer >>> 8);
             w.complete(status);
             if (status != WcStatus.SUCCESS) {
                 traceRequesterError(w);
@@ -1206,9 +1206,10 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
                 return false;
             }
             long seq = l.txAcked;
-            int code = (int) l.tx.state(seq) & 0xff;
-            WcStatus fail = null;
-            int from = code;
+            if (l.withdrawn == seq) {
+                return true; // withdrawn after RNR: waiting for the responder's verdict
+            }
+            int code = l.tx.answer(seq) & 0xff;
             if (code == Wire.CODE_RNR) {
                 if (l.rnrSinceNs == 0) {
                     l.rnrSinceNs = now;
@@ -1216,45 +1217,48 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
                 }
                 int limit = rnrRetryCount;
                 if (limit != ConnectionParameters.RNR_RETRY_INFINITE && now - l.rnrSinceNs >= limit * l.peerMinRnrNs) {
-                    fail = WcStatus.RNR_RETRY_EXC_ERR;
+                    // The responder decides: it answers CANCELLED (RNR_RETRY_EXC_ERR here), or DONE if a
+                    // receive came first.
+                    l.withdrawn = seq;
+                    l.tx.withdraw(seq);
+                    l.wakeResponder();
                 }
-            } else if (code == Wire.CODE_PUBLISHED && l.tx.responderSilent()) {
+                return true;
+            }
+            if (code == 0 && l.tx.responderSilent()) {
                 if (l.silentSinceNs == 0) {
                     l.silentSinceNs = now;
                 }
-                if (now - l.silentSinceNs >= (retryCount + 1L) * attributes.ackTimeoutNs()) {
-                    fail = WcStatus.RETRY_EXC_ERR;
+                if (now - l.silentSinceNs < (retryCount + 1L) * attributes.ackTimeoutNs()) {
+                    return true;
                 }
-            }
-            if (fail == null || !l.tx.transition(seq, from, Wire.CODE_CANCELLED)) {
-                return l.rnrSinceNs != 0 || l.silentSinceNs != 0;
-            }
-            int slot = (int) seq & (l.tx.slots() - 1);
-            long req = l.slotRequest[slot];
-            l.txAcked = seq + 1;
-            if (req >= 0) {
-                SendWqe w = sq[(int) req & sqMask];
-                if (w.seq == req && w.state == SendWqe.IN_FLIGHT) {
-                    w.complete(fail);
-                    traceRequesterError(w);
+                // Nobody answers: fail now (a responder that comes back finds the message withdrawn).
+                long req = l.slotRequest[(int) seq & (l.tx.slots() - 1)];
+                if (req >= 0) {
+                    SendWqe w = sq[(int) req & sqMask];
+                    if (w.seq == req && w.state == SendWqe.IN_FLIGHT) {
+                        w.complete(WcStatus.RETRY_EXC_ERR);
+                        traceRequesterError(w);
+                    }
                 }
+                enterErrorLocked();
+                return false;
             }
-            enterErrorLocked();
-            return false;
+            return l.rnrSinceNs != 0 || l.silentSinceNs != 0;
         } finally {
             sqLock.unlock();
         }
     }
 
-    /** Withdraws every message still unanswered in our wire (the queue pair is going to ERROR). */
-    private void cancelWireLocked(XpLink l) {
-        for (long seq = l.txAcked; seq != l.txSeq; seq++) {
-            if (l.slotRequest[(int) seq & (l.tx.slots() - 1)] < 0) {
-                continue; // a notice to the responder: it must still arrive
-            }
-            if (!l.tx.transition(seq, Wire.CODE_PUBLISHED, Wire.CODE_CANCELLED)) {
-                l.tx.transition(seq, Wire.CODE_RNR, Wire.CODE_CANCELLED);
-            }
+    /**
+     * Tells the responder to take nothing more (the queue pair is going to ERROR); a notice already
+     * sent still arrives (the responder acts on notices even from a closed requester).
+     */
+    private void withdrawAllLocked(XpLink l) {
+        if (!l.closed) {
+            l.closed = true;
+            l.tx.close();
+            l.wakeResponder();
         }
     }
 
@@ -1279,11 +1283,20 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
             return false;
         }
         boolean did = false;
+        if (l.cancelAnswered >= 0) {
+            return false;
+        }
+        boolean closed = rx.requesterClosed();
+        long withdrawn = rx.withdrawn();
         while (true) {
             long seq = l.rxHead;
-            long word = rx.state(seq);
-            int code = (int) word & 0xff;
-            if (word >>> 8 != seq || (code != Wire.CODE_PUBLISHED && code != Wire.CODE_RNR)) {
+            if (!rx.published(seq) || (closed && rx.opcode(seq) != Wire.OP_RESPONDER_ERROR)) {
+                break;
+            }
+            if (seq == withdrawn) {
+                l.cancelAnswered = seq; // the head stays here: nothing after it is taken either
+                rx.answer(seq, Wire.CODE_CANCELLED, 0);
+                did = true;
                 break;
             }
             int op = rx.opcode(seq);
@@ -1291,11 +1304,11 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
             boolean needsReceive = op == Opcode.SEND.code() || op == Opcode.SEND_WITH_IMM.code()
                 || op == Opcode.RDMA_WRITE_WITH_IMM.code();
             if (needsReceive && (r = ring.peek()) == null) {
-                if (code == Wire.CODE_PUBLISHED) {
-                    // Mark, then look once more: a receive posted meanwhile is found here, or its poster
-                    // sees the mark and drains (postRecv).
-                    rx.transition(seq, Wire.CODE_PUBLISHED, Wire.CODE_RNR);
-                    code = Wire.CODE_RNR;
+                if (l.rnrMarked != seq) {
+                    // Mark (volatile), then look once more: a receive posted meanwhile is found here, or
+                    // its poster sees the mark and drains (postRecv).
+                    l.rnrMarked = seq;
+                    rx.markRnr(seq);
                     r = ring.peek();
                     if (r == null) {
                         l.wakeRequester(); // its RNR timer starts
@@ -1305,13 +1318,10 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
                     break;
                 }
             }
-            if (!rx.transition(seq, code, Wire.CODE_TAKEN)) {
-                break; // the requester withdrew it
-            }
             l.rxHead = seq + 1;
             did = true;
             WcStatus answer = respondXp(l, seq, op, r);
-            rx.answer(seq, answer.code());
+            rx.answer(seq, Wire.CODE_DONE, answer.code());
             if (answer != WcStatus.SUCCESS || !readyToRespond()) {
                 break;
             }
@@ -1393,8 +1403,8 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         boolean did = false;
         // Messages first: they are what a peer waits for.
         if (polled == null || polled == recvCq) {
-            long word = l.rx.state(l.rxHead);
-            boolean pending = word >>> 8 == l.rxHead && (int) (word & 0xff) == Wire.CODE_PUBLISHED;
+            long head = l.rxHead;
+            boolean pending = l.rx.published(head) && (l.rnrMarked != head || l.rx.withdrawn() == head);
             boolean answering = readyToRespond() && !device.faults().isLinkDown();
             if ((pending || l.silent == answering) && rqLock.tryLock()) {
                 try {
@@ -1410,7 +1420,7 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         // once half the wire waits for them.
         long out = l.txSeq - l.txAcked;
         if (out != 0 && (polled == null || polled == sendCq || out >= l.tx.slots() >> 1)) {
-            int code = (int) l.tx.state(l.txAcked) & 0xff;
+            int code = l.tx.answer(l.txAcked) & 0xff;
             if (code >= Wire.CODE_DONE) {
                 if (sqLock.tryLock()) {
                     try {

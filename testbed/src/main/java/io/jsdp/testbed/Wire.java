@@ -15,27 +15,34 @@ import java.nio.ByteOrder;
  * memory directly.
  *
  * <pre>
- *  header (256 B, each word on its own cache line)
+ *  header (320 B, each word on its own cache line)
  *    0   magic (i32), slots (i32), data capacity (i32)          requester, at creation
  *    64  requester wants a doorbell on answers (i32)              requester
  *    128 responder wants a doorbell on messages (i32)             responder
  *    192 responder not answering (i32): its queue pair is in ERROR, RESET or destroyed, or its link down
- *  slots (128 B each, slot = sequence &amp; (slots - 1))
- *    0   state (i64) = sequence &lt;&lt; 8 | code                     both, see below
+ *    256 withdrawn (i64): the one message to cancel if not yet taken, -1 for none   requester
+ *    264 closed (i32): the requester is in ERROR, take nothing more                    requester
+ *  slots (128 B each, slot = sequence &amp; (slots - 1)), written by the requester only
+ *    0   published (i64) = sequence &lt;&lt; 8 | 1
  *    8   opcode (i32)  12 send flags (i32)  16 length (i32)  20 immediate (i32)
- *    24  data offset (i32): -1 when the payload is inline       28 result (i32): WcStatus code
+ *    24  data offset (i32): -1 when the payload is inline
  *    32  inline payload, up to {@link #INLINE_MAX} bytes
+ *  answers (8 B each, one per slot), written by the responder only
+ *        sequence &lt;&lt; 16 | WcStatus code &lt;&lt; 8 | RNR, DONE or CANCELLED
  *  data area: payloads too long for a slot, a byte ring the requester allocates in posting order
  *  and frees as answers come back
  * </pre>
  *
- * <p>A message's state word moves PUBLISHED → (RNR) → TAKEN → DONE, or PUBLISHED/RNR → CANCELLED. The
- * requester publishes (release store of PUBLISHED after the fields and payload). The responder takes a
- * message by CAS before acting on it, marks RNR by CAS when it has no receive for it, and answers by
- * a release store of DONE after the result. The requester cancels by CAS (RNR retries exhausted, its
- * queue pair in error): a message is either taken or cancelled, never both, so a completion never
- * disagrees with what the responder did. The sequence in the state word makes a stale state of the
- * previous lap unmistakable.
+ * <p>Each word has one writer, so no step needs an atomic read-modify-write across processes, and
+ * the responder's answers — eight to a cache line, apart from the slots — stay in its cache until the
+ * requester looks: taking and answering a message costs the responder no cache-line round trip.
+ * The responder alone decides whether a message is taken. When a requester's RNR retries run out it
+ * withdraws that message (the "withdrawn" word) and waits for the verdict: the responder, reaching
+ * it untaken, answers CANCELLED and takes nothing more; if it had taken it already (a receive came
+ * first), its DONE stands. So an RNR_RETRY_EXC_ERR completion never disagrees with what the
+ * responder did. A requester going to ERROR sets "closed": the responder takes nothing more. A responder that acts on a message marks its answer DONE with the requester's status; one that
+ * has no receive for it marks it RNR (and delivers it later if a receive comes first). The sequence in
+ * every word makes a stale word of the previous lap unmistakable.
  *
  * <p>All accesses are through {@link MethodHandles#byteBufferViewVarHandle} in native order (both
  * processes are on one host); a peer's segment is validated when attached and every offset read from
@@ -47,11 +54,10 @@ final class Wire {
     static final int SLOT_BYTES = 128;
     /** Payload bytes a slot carries itself. */
     static final int INLINE_MAX = 96;
-    static final int HEADER_BYTES = 256;
+    static final int HEADER_BYTES = 320;
 
     static final int CODE_PUBLISHED = 1;
     static final int CODE_RNR = 2;
-    static final int CODE_TAKEN = 3;
     static final int CODE_DONE = 4;
     static final int CODE_CANCELLED = 5;
 
@@ -64,6 +70,8 @@ final class Wire {
     private static final int REQUESTER_WANTS_OFF = 64;
     private static final int RESPONDER_WANTS_OFF = 128;
     private static final int SILENT_OFF = 192;
+    private static final int WITHDRAWN_OFF = 256;
+    private static final int CLOSED_OFF = 264;
 
     private static final int S_STATE = 0;
     private static final int S_OPCODE = 8;
@@ -71,7 +79,6 @@ final class Wire {
     private static final int S_LENGTH = 16;
     private static final int S_IMM = 20;
     private static final int S_DATA = 24;
-    private static final int S_RESULT = 28;
     static final int S_INLINE = 32;
 
     private static final VarHandle LONGS = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
@@ -81,6 +88,7 @@ final class Wire {
     private final int slots;
     private final int mask;
     private final int dataCapacity;
+    private final int answerBase;
     private final int dataBase;
 
     private Wire(ByteBuffer buf, int slots, int dataCapacity) {
@@ -88,12 +96,13 @@ final class Wire {
         this.slots = slots;
         this.mask = slots - 1;
         this.dataCapacity = dataCapacity;
-        this.dataBase = HEADER_BYTES + slots * SLOT_BYTES;
+        this.answerBase = HEADER_BYTES + slots * SLOT_BYTES;
+        this.dataBase = answerBase + slots * 8;
     }
 
     /** Bytes of a wire with {@code slots} slots and {@code dataCapacity} bytes of data area. */
     static int bytes(int slots, int dataCapacity) {
-        return HEADER_BYTES + slots * SLOT_BYTES + dataCapacity;
+        return HEADER_BYTES + slots * (SLOT_BYTES + 8) + dataCapacity;
     }
 
     /**
@@ -112,6 +121,7 @@ final class Wire {
         Wire w = new Wire(buf, slots, dataCapacity);
         INTS.set(buf, SLOTS_OFF, slots);
         INTS.set(buf, DATA_CAP_OFF, dataCapacity);
+        LONGS.set(buf, WITHDRAWN_OFF, -1L);
         INTS.setRelease(buf, MAGIC_OFF, MAGIC);
         return w;
     }
@@ -131,7 +141,7 @@ final class Wire {
         int slots = (int) INTS.get(buf, SLOTS_OFF);
         int cap = (int) INTS.get(buf, DATA_CAP_OFF);
         if (magic != MAGIC || slots <= 0 || Integer.bitCount(slots) != 1 || slots > 1 << 20 || cap < 0
-            || (long) HEADER_BYTES + (long) slots * SLOT_BYTES + cap > buf.capacity()) {
+            || (long) HEADER_BYTES + (long) slots * (SLOT_BYTES + 8) + cap > buf.capacity()) {
             throw new VerbsException(Errno.EINVAL, "peer wire segment is malformed (magic 0x" + Integer.toHexString(magic)
                 + ", " + slots + " slots, " + cap + " data bytes, " + buf.capacity() + " bytes mapped)");
         }
@@ -164,6 +174,10 @@ final class Wire {
         return seq << 8 | code;
     }
 
+    private int answerAt(long seq) {
+        return answerBase + ((int) seq & mask) * 8;
+    }
+
     // ---------------------------------------------------------------- requester
 
     /**
@@ -178,8 +192,7 @@ final class Wire {
         INTS.set(buf, s + S_LENGTH, length);
         INTS.set(buf, s + S_IMM, imm);
         INTS.set(buf, s + S_DATA, dataOffset);
-        INTS.set(buf, s + S_RESULT, 0);
-        LONGS.setVolatile(buf, s + S_STATE, word(seq, CODE_PUBLISHED));
+        LONGS.setVolatile(buf, s, word(seq, CODE_PUBLISHED));
     }
 
     boolean responderWantsDoorbell() {
@@ -194,6 +207,26 @@ final class Wire {
         return (int) INTS.getAcquire(buf, SILENT_OFF) != 0;
     }
 
+    /** Message {@code seq} must not be taken if it is not yet (volatile: ordered before the doorbell check). */
+    void withdraw(long seq) {
+        LONGS.setVolatile(buf, WITHDRAWN_OFF, seq);
+    }
+
+    /** The requester is in ERROR: the responder takes nothing more. */
+    void close() {
+        INTS.setVolatile(buf, CLOSED_OFF, 1);
+    }
+
+    /**
+     * The responder's word for message {@code seq}: its code ({@link #CODE_RNR}, {@link #CODE_DONE},
+     * {@link #CODE_CANCELLED}) in the low byte, the status code in the next, or 0 when it has said
+     * nothing yet.
+     */
+    int answer(long seq) {
+        long a = (long) LONGS.getAcquire(buf, answerAt(seq));
+        return a >>> 16 == seq ? (int) a & 0xffff : 0;
+    }
+
     // ---------------------------------------------------------------- responder
 
     void responderWantsDoorbell(boolean on) {
@@ -206,6 +239,19 @@ final class Wire {
 
     void responderSilent(boolean silent) {
         INTS.setRelease(buf, SILENT_OFF, silent ? 1 : 0);
+    }
+
+    long withdrawn() {
+        return (long) LONGS.getAcquire(buf, WITHDRAWN_OFF);
+    }
+
+    boolean requesterClosed() {
+        return (int) INTS.getAcquire(buf, CLOSED_OFF) != 0;
+    }
+
+    /** Whether message {@code seq} is published (this lap's). */
+    boolean published(long seq) {
+        return (long) LONGS.getAcquire(buf, slot(seq)) == word(seq, CODE_PUBLISHED);
     }
 
     int opcode(long seq) {
@@ -246,24 +292,16 @@ final class Wire {
         return dataAt(d);
     }
 
-    /** Answers message {@code seq}: the result, then DONE (release). */
-    void answer(long seq, int status) {
-        int s = slot(seq);
-        INTS.set(buf, s + S_RESULT, status);
-        LONGS.setVolatile(buf, s + S_STATE, word(seq, CODE_DONE));
+    /** Answers message {@code seq} with {@code code} and the requester's status (release). */
+    void answer(long seq, int code, int status) {
+        LONGS.setRelease(buf, answerAt(seq), seq << 16 | (status & 0xff) << 8 | code);
     }
 
-    // ---------------------------------------------------------------- both
-
-    long state(long seq) {
-        return (long) LONGS.getAcquire(buf, slot(seq) + S_STATE);
-    }
-
-    boolean transition(long seq, int fromCode, int toCode) {
-        return LONGS.compareAndSet(buf, slot(seq) + S_STATE, word(seq, fromCode), word(seq, toCode));
-    }
-
-    int result(long seq) {
-        return (int) INTS.get(buf, slot(seq) + S_RESULT);
+    /**
+     * Marks message {@code seq} RNR with a volatile store: ordered before the caller's next look at
+     * its receive queue (the handshake with a poster, who publishes a receive and then reads the mark).
+     */
+    void markRnr(long seq) {
+        LONGS.setVolatile(buf, answerAt(seq), seq << 16 | CODE_RNR);
     }
 }

@@ -42,9 +42,22 @@ final class XpLink {
     long lastSegment;
     java.nio.ByteBuffer lastSegmentBuffer;
 
+    /** The message withdrawn after its RNR retries ran out, or -1. */
+    long withdrawn = -1;
+    /** Whether we told the responder to take nothing more. */
+    boolean closed;
+
     // ---- responder: guarded by rqLock ----
+    /** The next message to act on; read racily by pollers. */
     long rxHead;
     boolean silent;
+    /**
+     * The message we marked RNR, or -1: written before we look at the receive queue once more, read by
+     * posters after they publish a receive (both volatile: one of them sees the other).
+     */
+    volatile long rnrMarked = -1;
+    /** The withdrawn message we answered CANCELLED, or -1. */
+    long cancelAnswered = -1;
 
     // ---- progress thread ----
     long seenSendPolls = -1;
