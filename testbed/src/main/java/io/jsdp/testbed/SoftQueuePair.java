@@ -474,6 +474,13 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
             XpLink l = new XpLink(node, pendingTx, pendingWire, rx, keys, bell, remote);
             pendingTx = null;
             pendingWire = null;
+            // Until the progress thread has seen pollers at work, ask the peer for doorbells.
+            l.seenSendPolls = sendCq.polls();
+            l.seenRecvPolls = recvCq.polls();
+            l.wantsAnswers = true;
+            l.wantsMessages = true;
+            l.tx.requesterWantsDoorbell(true);
+            l.rx.responderWantsDoorbell(true);
             this.retryCount = p.retryCount();
             this.rnrRetryCount = p.rnrRetryCount();
             this.link = l;

@@ -144,6 +144,7 @@ final class XpEngine {
 
     void add(SoftQueuePair qp) {
         qps.addIfAbsent(qp);
+        recheck = true;
         LockSupport.unpark(thread);
     }
 

@@ -60,8 +60,8 @@ final class XpLink {
     long cancelAnswered = -1;
 
     // ---- progress thread ----
-    long seenSendPolls = -1;
-    long seenRecvPolls = -1;
+    long seenSendPolls;
+    long seenRecvPolls;
     boolean wantsAnswers;
     boolean wantsMessages;
 

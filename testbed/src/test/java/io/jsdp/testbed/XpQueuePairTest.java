@@ -295,6 +295,42 @@ class XpQueuePairTest {
         assertEquals(9, b.poll().wrId());
     }
 
+    /**
+     * A receive posted just as the requester's RNR retries run out: the send either succeeds and the
+     * message is delivered, or fails with RNR_RETRY_EXC_ERR and nothing is delivered — never one
+     * without the other (the responder decides, the requester waits for its verdict).
+     */
+    @Test
+    void rnrWithdrawalAgreesWithDelivery() throws Exception {
+        int delivered = 0;
+        int refused = 0;
+        // Each round posts later; go on until both outcomes were seen (a loaded machine needs more rounds).
+        for (int round = 0; round < 200 && (delivered < 3 || refused < 3); round++) {
+            connect(1);
+            assertEquals(Errno.OK, a.send(1, Opcode.SEND, SendFlags.SIGNALED, 0, 8, 0, 0));
+            // the RNR timer is 1 ms and one retry is allowed: post the receive around when it runs out
+            long until = System.nanoTime() + 200_000 + round * 100_000L;
+            while (System.nanoTime() < until) {
+                b.cq.poll(b.wc, 0);
+            }
+            assertEquals(Errno.OK, b.recv(2, 0, 64));
+            WorkCompletion s = a.poll();
+            if (s.status() == WcStatus.SUCCESS) {
+                WorkCompletion r = b.poll();
+                assertEquals(WcStatus.SUCCESS, r.status(), "round " + round);
+                delivered++;
+            } else {
+                assertEquals(WcStatus.RNR_RETRY_EXC_ERR, s.status(), "round " + round);
+                b.expectNothing(5);
+                assertEquals(QpState.RTS, b.qp.state());
+                refused++;
+            }
+            a.qp.close();
+            b.qp.close();
+        }
+        assertTrue(delivered >= 3 && refused >= 3, "both outcomes: delivered " + delivered + ", refused " + refused);
+    }
+
     @Test
     void receiveTooSmall() throws Exception {
         connect(0);
