@@ -30,7 +30,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * claims it by a CAS of {@code head}: while {@code head == h} no producer may reuse the slot, so what it
  * copied is stable, and a failed CAS means another poller took it. Pollers never write entries, so an
  * entry's cache line only ever travels from producer to poller; {@code head} and {@code tail} sit on
- * separate lines (padding). An empty poll is two loads.
+ * separate lines (padding). An empty poll is two loads, a store of the poll count (on the pollers'
+ * own line), and — for queues of queue pairs connected to other processes — a look at their wires.
  *
  * <h2>Arming</h2>
  * The one-shot arm state is a Dekker pair with publication: a producer publishes with a volatile store

@@ -471,7 +471,8 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
             if (remote.minRnrTimerNs() <= 0) {
                 throw new VerbsException(Errno.EINVAL, "peer sent a minimum RNR timer of " + remote.minRnrTimerNs());
             }
-            XpLink l = new XpLink(node, pendingTx, pendingWire, rx, keys, bell, remote);
+            XpLink l = new XpLink(node, pendingTx, pendingWire, rx, engine.node().segmentName(node, remote.wireSegment()),
+                keys, bell, remote);
             pendingTx = null;
             pendingWire = null;
             // Until the progress thread has seen pollers at work, ask the peer for doorbells.
@@ -488,7 +489,7 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
             recvCq.addXp(this);
             transition(QpState.RTR, "connect");
             transition(QpState.RTS, "connect");
-            engine.add(this);
+            engine.add(this, l);
             if (TRACE.on(TraceLevel.ENTRY_EXIT)) {
                 TRACE.record(TraceLevel.ENTRY_EXIT, "qp.connectRemote", qpNumber, remote.qpNumber(), node.pid());
             }
@@ -514,7 +515,6 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
                         break;
                     }
                 }
-                device.xp().forgetPeer(l.peerNode);
             }
             if (TRACE.on(TraceLevel.RARE) && state != QpState.ERROR) {
                 TRACE.record(TraceLevel.RARE, "qp.toError.peer_lost", qpNumber);
@@ -1108,6 +1108,14 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
             }
             long tail = l.dataTail;
             long pos = tail % cap;
+            if (l.dataHead == tail && pos != 0) {
+                // Nothing in the area: start this payload at its beginning, so any length up to the
+                // capacity fits.
+                tail += cap - pos;
+                pos = 0;
+                l.dataHead = tail;
+                l.dataTail = tail;
+            }
             long start = pos + length > cap ? tail + (cap - pos) : tail;
             if (start + length - l.dataHead > cap) {
                 return EXEC_WAIT; // the data area frees up as answers come back
@@ -1155,7 +1163,7 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
             }
             int slot = (int) seq & mask;
             l.txAcked = seq + 1;
-            l.dataHead = l.slotDataEnd[slot];
+            l.dataHead = Math.max(l.dataHead, l.slotDataEnd[slot]);
             l.rnrSinceNs = 0;
             l.silentSinceNs = 0;
             did = true;
@@ -1213,10 +1221,31 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
                 return false;
             }
             long seq = l.txAcked;
+            int code = l.tx.answer(seq) & 0xff;
+            if (l.tx.responderSilent()) {
+                // No answer will come, whatever the message's RNR or withdrawal state.
+                if (l.silentSinceNs == 0) {
+                    l.silentSinceNs = now;
+                }
+                if (now - l.silentSinceNs < (retryCount + 1L) * attributes.ackTimeoutNs()) {
+                    return true;
+                }
+                // Nobody answers: fail now (a responder that comes back finds us closed).
+                long req = l.slotRequest[(int) seq & (l.tx.slots() - 1)];
+                if (req >= 0) {
+                    SendWqe w = sq[(int) req & sqMask];
+                    if (w.seq == req && w.state == SendWqe.IN_FLIGHT) {
+                        w.complete(WcStatus.RETRY_EXC_ERR);
+                        traceRequesterError(w);
+                    }
+                }
+                enterErrorLocked();
+                return false;
+            }
+            l.silentSinceNs = 0;
             if (l.withdrawn == seq) {
                 return true; // withdrawn after RNR: waiting for the responder's verdict
             }
-            int code = l.tx.answer(seq) & 0xff;
             if (code == Wire.CODE_RNR) {
                 if (l.rnrSinceNs == 0) {
                     l.rnrSinceNs = now;
@@ -1232,26 +1261,7 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
                 }
                 return true;
             }
-            if (code == 0 && l.tx.responderSilent()) {
-                if (l.silentSinceNs == 0) {
-                    l.silentSinceNs = now;
-                }
-                if (now - l.silentSinceNs < (retryCount + 1L) * attributes.ackTimeoutNs()) {
-                    return true;
-                }
-                // Nobody answers: fail now (a responder that comes back finds the message withdrawn).
-                long req = l.slotRequest[(int) seq & (l.tx.slots() - 1)];
-                if (req >= 0) {
-                    SendWqe w = sq[(int) req & sqMask];
-                    if (w.seq == req && w.state == SendWqe.IN_FLIGHT) {
-                        w.complete(WcStatus.RETRY_EXC_ERR);
-                        traceRequesterError(w);
-                    }
-                }
-                enterErrorLocked();
-                return false;
-            }
-            return l.rnrSinceNs != 0 || l.silentSinceNs != 0;
+            return l.rnrSinceNs != 0;
         } finally {
             sqLock.unlock();
         }
@@ -1350,6 +1360,9 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
             return WcStatus.SUCCESS;
         }
         if (op == Opcode.RDMA_WRITE_WITH_IMM.code()) {
+            if (length < 0) {
+                return malformed(l, "an RDMA WRITE of " + length + " bytes");
+            }
             long wrId = r.wrId;
             ring.advance();
             recvCq.push(wrId, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, length, rx.imm(seq),
@@ -1413,13 +1426,17 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
             long head = l.rxHead;
             boolean pending = l.rx.published(head) && (l.rnrMarked != head || l.rx.withdrawn() == head);
             boolean answering = readyToRespond() && !device.faults().isLinkDown();
-            if ((pending || l.silent == answering) && rqLock.tryLock()) {
-                try {
-                    if (link == l) {
-                        did = drainLocked(l);
+            if (pending || l.silent == answering) {
+                if (rqLock.tryLock()) {
+                    try {
+                        if (link == l) {
+                            did = drainLocked(l);
+                        }
+                    } finally {
+                        rqLock.unlock();
                     }
-                } finally {
-                    rqLock.unlock();
+                } else if (polled == null) {
+                    did = true; // the progress thread looks again rather than wait out its timeout
                 }
             }
         }
@@ -1437,6 +1454,8 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
                     } finally {
                         sqLock.unlock();
                     }
+                } else if (polled == null) {
+                    did = true;
                 }
             } else if (code == Wire.CODE_RNR || l.tx.responderSilent()) {
                 xpTimers(System.nanoTime()); // a poller runs the requester's timers while it polls
@@ -1483,7 +1502,7 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
             sendCq.removeXp(this);
             recvCq.removeXp(this);
             XpEngine engine = device.xp();
-            engine.remove(this);
+            engine.remove(this, l);
             engine.node().deleteSegment(l.txSegment);
         }
         if (pendingTx != null) {

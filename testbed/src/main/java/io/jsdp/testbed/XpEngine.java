@@ -59,6 +59,8 @@ final class XpEngine {
     private final CopyOnWriteArrayList<SoftQueuePair> qps = new CopyOnWriteArrayList<>();
     /** Peer segments this device mapped (device memory, wires, device segments), by file name. */
     private final ConcurrentHashMap<String, SharedSegment> peerSegments = new ConcurrentHashMap<>();
+    /** Links to each peer process. */
+    private final ConcurrentHashMap<NodeId, Integer> links = new ConcurrentHashMap<>();
     private final Thread thread;
     private volatile boolean running = true;
     /** Set when a completion queue is armed, so the thread re-evaluates at once. */
@@ -130,7 +132,12 @@ final class XpEngine {
         return s;
     }
 
-    /** Forgets the mappings of a peer process's segments (it is gone, or has no connection left). */
+    /** Peer segments mapped now; for tests. */
+    int mappedPeerSegments() {
+        return peerSegments.size();
+    }
+
+    /** Forgets the mappings of a peer process's segments (it has no link left). */
     void forgetPeer(NodeId owner) {
         String prefix = node.segmentName(owner, 0);
         String stem = prefix.substring(0, prefix.length() - 1);
@@ -142,20 +149,29 @@ final class XpEngine {
         return WaitWord.at(node, peerSegment(owner, deviceSegment), 0);
     }
 
-    void add(SoftQueuePair qp) {
+    void add(SoftQueuePair qp, XpLink l) {
         qps.addIfAbsent(qp);
-        recheck = true;
-        LockSupport.unpark(thread);
+        links.merge(l.peerNode, 1, Integer::sum);
+        armed();
     }
 
-    void remove(SoftQueuePair qp) {
+    /**
+     * A queue pair unlinked: its peer's wire is unmapped (once unreachable), and everything mapped of
+     * that peer once no link to it is left, so closed connections do not pin shared memory.
+     */
+    void remove(SoftQueuePair qp, XpLink l) {
         qps.remove(qp);
+        peerSegments.remove(l.rxSegmentName);
+        if (links.merge(l.peerNode, -1, Integer::sum) <= 0) {
+            links.remove(l.peerNode);
+            forgetPeer(l.peerNode);
+        }
     }
 
-    /** A completion queue with queue pairs across processes was armed: look again now. */
+    /** A completion queue with queue pairs across processes was armed (or a link added): look again now. */
     void armed() {
         recheck = true;
-        LockSupport.unpark(thread);
+        doorbell.wake(); // also ends a wait on the doorbell word, which a plain unpark would not
     }
 
     void close() {
@@ -189,8 +205,12 @@ final class XpEngine {
                     covered = true;
                     timing = false;
                     for (SoftQueuePair q : qps) {
-                        timing |= q.xpTimers(now);
-                        covered &= q.xpCoverage();
+                        try {
+                            timing |= q.xpTimers(now);
+                            covered &= q.xpCoverage();
+                        } catch (RuntimeException | InternalError e) {
+                            failed(q, e);
+                        }
                     }
                     if (!covered) {
                         // The words are set: look once more before waiting (Dekker with the publishers).
@@ -223,9 +243,27 @@ final class XpEngine {
     private boolean serviceAll() {
         boolean did = false;
         for (SoftQueuePair q : qps) {
-            did |= q.xpService(null);
+            try {
+                did |= q.xpService(null);
+            } catch (RuntimeException | InternalError e) {
+                failed(q, e);
+            }
         }
         return did;
+    }
+
+    /**
+     * A queue pair's service threw (a bug, or a peer segment gone bad under us: a truncated mapping
+     * raises InternalError): that queue pair goes to ERROR, the thread goes on for the others.
+     */
+    private void failed(SoftQueuePair q, Throwable e) {
+        SoftDevice.TRACE.record(TraceLevel.ERROR, "device.progressFailure", e);
+        qps.remove(q); // its mappings go when the queue pair unlinks
+        try {
+            q.enterError("progress failure");
+        } catch (RuntimeException | InternalError again) {
+            SoftDevice.TRACE.record(TraceLevel.ERROR, "device.progressFailure", again);
+        }
     }
 
     @Override

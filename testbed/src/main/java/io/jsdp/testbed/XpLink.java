@@ -20,6 +20,8 @@ final class XpLink {
     final KeyTable peerKeys;
     final WaitWord peerDoorbell;
     final int peerQpNumber;
+    /** The name of the peer's wire segment, which we map while linked. */
+    final String rxSegmentName;
     final int peerPd;
     final long peerMinRnrNs;
 
@@ -65,9 +67,10 @@ final class XpLink {
     boolean wantsAnswers;
     boolean wantsMessages;
 
-    XpLink(NodeId peerNode, SharedSegment txSegment, Wire tx, Wire rx, KeyTable peerKeys, WaitWord peerDoorbell,
-           XpEndpoint remote) {
+    XpLink(NodeId peerNode, SharedSegment txSegment, Wire tx, Wire rx, String rxSegmentName, KeyTable peerKeys,
+           WaitWord peerDoorbell, XpEndpoint remote) {
         this.peerNode = peerNode;
+        this.rxSegmentName = rxSegmentName;
         this.txSegment = txSegment;
         this.tx = tx;
         this.rx = rx;
@@ -85,15 +88,20 @@ final class XpLink {
         return txAcked != txSeq;
     }
 
-    /** Rings the peer's doorbell if its wire asks for one (after we published). */
+    /** Rings the peer's doorbell if its wire asks for one (after we published: a volatile store). */
     void wakeResponder() {
         if (tx.responderWantsDoorbell()) {
             peerDoorbell.wake();
         }
     }
 
-    /** Rings the peer's doorbell if its wire asks for one (after we answered). */
+    /**
+     * Rings the peer's doorbell if its wire asks for one (after we answered or changed our silent
+     * word). The fence orders those release stores before the load of the word (a Dekker pair with
+     * the peer's progress thread, which sets the word and then looks).
+     */
     void wakeRequester() {
+        java.lang.invoke.VarHandle.fullFence();
         if (rx.requesterWantsDoorbell()) {
             peerDoorbell.wake();
         }

@@ -55,6 +55,10 @@ class XpQueuePairTest {
         final WorkCompletion[] wc = {new WorkCompletion()};
 
         Side(SoftDevice dev, int minRnrMs) throws Exception {
+            this(dev, minRnrMs, 64 * 1024);
+        }
+
+        Side(SoftDevice dev, int minRnrMs, int memoryBytes) throws Exception {
             this.dev = dev;
             pd = (SoftProtectionDomain) dev.allocateProtectionDomain();
             ch = dev.createCompletionChannel();
@@ -62,7 +66,7 @@ class XpQueuePairTest {
             qp = new SoftQueuePair(dev, pd, new QueuePairAttributes().sendCq(cq).recvCq(cq).maxSendWr(16).maxRecvWr(16)
                 .maxInlineData(64).ackTimeoutNs(TimeUnit.MILLISECONDS.toNanos(10))
                 .minRnrTimerNs(TimeUnit.MILLISECONDS.toNanos(minRnrMs)));
-            mem = dev.allocateMemory(64 * 1024);
+            mem = dev.allocateMemory(memoryBytes);
             mr = pd.register(mem.buffer(), Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ);
         }
 
@@ -122,8 +126,12 @@ class XpQueuePairTest {
     }
 
     private void connect(int rnrRetry) throws Exception {
-        a = new Side(devA, 1);
-        b = new Side(devB, 1);
+        connect(rnrRetry, 64 * 1024);
+    }
+
+    private void connect(int rnrRetry, int memoryBytes) throws Exception {
+        a = new Side(devA, 1, memoryBytes);
+        b = new Side(devB, 1, memoryBytes);
         NodeId me = NodeId.current();
         XpEndpoint ea = a.qp.openWire();
         XpEndpoint eb = b.qp.openWire();
@@ -329,6 +337,49 @@ class XpQueuePairTest {
             b.qp.close();
         }
         assertTrue(delivered >= 3 && refused >= 3, "both outcomes: delivered " + delivered + ", refused " + refused);
+    }
+
+    /** A message longer than what is left of the data area before its end waits for nothing. */
+    @Test
+    void longMessagesFitWhateverWhereTheDataAreaStands() throws Exception {
+        connect(7, 1 << 20);
+        int cap = XpEngine.wireBytes();
+        for (int len : new int[] {cap * 6 / 10, cap * 7 / 10, cap, cap / 3, cap}) {
+            fill(a.mr, 0, len, len);
+            assertEquals(Errno.OK, b.recv(len, 0, 1 << 20));
+            assertEquals(Errno.OK, a.send(len, Opcode.SEND, SendFlags.SIGNALED, 0, len, 0, 0));
+            WorkCompletion r = b.poll();
+            assertEquals(len, r.byteLen());
+            assertFilled(b.mr, 0, len, len);
+            assertEquals(WcStatus.SUCCESS, a.poll().status());
+        }
+    }
+
+    /** A responder that goes to ERROR while our message waits RNR-marked: transport retry, as in one JVM. */
+    @Test
+    void responderErrorWhileRnrMarkedEndsInTransportRetry() throws Exception {
+        for (int rnr : new int[] {6, 7}) {
+            connect(rnr);
+            assertEquals(Errno.OK, a.send(1, Opcode.SEND, SendFlags.SIGNALED, 0, 8, 0, 0));
+            b.expectNothing(3); // b's polls mark it RNR
+            b.qp.modify(QpState.ERROR);
+            WorkCompletion c = a.poll();
+            assertEquals(WcStatus.RETRY_EXC_ERR, c.status(), "rnr retry " + rnr);
+            a.qp.close();
+            b.qp.close();
+        }
+    }
+
+    /** Closed connections do not keep the peer's segments mapped (their shared memory stays pinned while mapped). */
+    @Test
+    void closedLinksUnmapPeerSegments() throws Exception {
+        for (int i = 0; i < 10; i++) {
+            connect(7);
+            a.qp.close();
+            b.qp.close();
+            assertEquals(0, devA.xp().mappedPeerSegments(), "round " + i);
+            assertEquals(0, devB.xp().mappedPeerSegments(), "round " + i);
+        }
     }
 
     @Test
