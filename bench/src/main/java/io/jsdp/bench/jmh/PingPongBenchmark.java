@@ -1,5 +1,6 @@
 package io.jsdp.bench.jmh;
 
+import io.jsdp.ras.ResourceTracker;
 import io.jsdp.testbed.SoftDevice;
 import io.jsdp.verbs.RdmaDevice;
 import java.io.IOException;
@@ -53,6 +54,13 @@ public class PingPongBenchmark {
         /** Message size in bytes. */
         @Param("64")
         public int size;
+        /**
+         * The devices' fabric: {@code HOST} (the default device: queue pairs of one JVM connect
+         * directly), {@code HOST_ONLY} (they connect through the shared-memory wires, as across
+         * processes) or {@code JVM}.
+         */
+        @Param({"HOST", "HOST_ONLY"})
+        public String fabric;
         private RdmaDevice deviceA;
         private RdmaDevice deviceB;
         private VerbsPair client;
@@ -73,8 +81,9 @@ public class PingPongBenchmark {
         @Setup(Level.Trial)
         public void setUp() throws Exception {
             running = true;
-            deviceA = SoftDevice.open();
-            deviceB = SoftDevice.open();
+            SoftDevice.Fabric f = SoftDevice.Fabric.valueOf(fabric);
+            deviceA = SoftDevice.open(ResourceTracker.configuredLevel(), f);
+            deviceB = SoftDevice.open(ResourceTracker.configuredLevel(), f);
             VerbsPair[] ends = VerbsPair.connect(deviceA, deviceB, size);
             client = ends[0];
             server = ends[1];
