@@ -11,6 +11,11 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -121,6 +126,9 @@ public final class BenchPeer {
             case "verbs-echo":
                 expectArgs(args, 2);
                 return new VerbsEcho(Integer.parseInt(a[0]), Integer.parseInt(a[1]));
+            case "tcp-echo":
+                expectArgs(args, 1);
+                return new TcpEcho(Integer.parseInt(a[0]));
             case "verbs-target":
                 expectArgs(args, 2);
                 return new VerbsTarget(Integer.parseInt(a[0]), Integer.parseInt(a[1]));
@@ -407,6 +415,68 @@ public final class BenchPeer {
                 if (device != null) {
                     device.close();
                 }
+            }
+        }
+    }
+
+    /**
+     * Echo side of the TCP ping-pong: JDK loopback TCP, {@code TCP_NODELAY}, a non-blocking channel
+     * spinning on {@code read} (the fairest TCP counterpart of a spinning device); reports its port.
+     */
+    private static final class TcpEcho implements Role {
+        private final int size;
+        private ServerSocketChannel listener;
+        private SocketChannel channel;
+
+        TcpEcho(int size) {
+            this.size = size;
+        }
+
+        @Override
+        public String open() throws IOException {
+            listener = ServerSocketChannel.open().bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            return "port=" + ((InetSocketAddress) listener.getLocalAddress()).getPort();
+        }
+
+        @Override
+        public void run(BooleanSupplier running) throws IOException {
+            listener.configureBlocking(false);
+            while ((channel = listener.accept()) == null) {
+                if (!running.getAsBoolean()) {
+                    return;
+                }
+                Thread.onSpinWait();
+            }
+            channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            channel.configureBlocking(false);
+            ByteBuffer buf = ByteBuffer.allocateDirect(size);
+            int spins = 0;
+            while (true) {
+                int n = channel.read(buf);
+                if (n < 0) {
+                    return;
+                }
+                if (n == 0 && (++spins & 0xffff) == 0 && !running.getAsBoolean()) {
+                    return;
+                }
+                if (!buf.hasRemaining()) {
+                    buf.flip();
+                    while (buf.hasRemaining()) {
+                        channel.write(buf);
+                    }
+                    buf.clear();
+                }
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            try {
+                if (channel != null) {
+                    channel.close();
+                }
+            } finally {
+                listener.close();
             }
         }
     }

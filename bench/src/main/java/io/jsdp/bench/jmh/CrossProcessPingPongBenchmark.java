@@ -7,6 +7,8 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.net.StandardSocketOptions;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -201,6 +203,92 @@ public class CrossProcessPingPongBenchmark {
                 }
             }
         }
+    }
+
+    /** JDK TCP loopback with an echo peer: the transport jsdp replaces, between the same processes. */
+    @State(Scope.Benchmark)
+    public static class Tcp extends Sides {
+        private SocketChannel channel;
+        private ByteBuffer buf;
+
+        /** Creates the state (JMH). */
+        public Tcp() {
+        }
+
+        /**
+         * Starts the echo peer, connects to it and checks one round trip carries the payload.
+         *
+         * @throws IOException when the peer cannot be started or the connection fails
+         * @throws InterruptedException when interrupted while starting the peer
+         */
+        @Setup(Level.Trial)
+        public void setUp() throws IOException, InterruptedException {
+            try {
+                far = Peer.start(peer, Placement.parse(placement), "tcp-echo", Integer.toString(size));
+                channel = SocketChannel.open(new InetSocketAddress(InetAddress.getLoopbackAddress(), far.port()));
+                channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                channel.configureBlocking(false);
+                buf = ByteBuffer.allocateDirect(size);
+                for (int i = 0; i < size; i++) {
+                    buf.put(i, (byte) (i + 1));
+                }
+                if (!roundTrip() || buf.get(size - 1) != (byte) size) {
+                    throw new IllegalStateException("the echo did not return the payload");
+                }
+            } catch (IOException | RuntimeException e) {
+                tearDown();
+                throw e;
+            }
+        }
+
+        /** Writes the message, spins on {@code read} until the echo is back; false if the peer left. */
+        boolean roundTrip() throws IOException {
+            buf.clear();
+            while (buf.hasRemaining()) {
+                channel.write(buf);
+            }
+            buf.clear();
+            int spins = 0;
+            while (buf.hasRemaining()) {
+                int n = channel.read(buf);
+                if (n < 0 || (n == 0 && (++spins & 0xffff) == 0 && !far.getAsBoolean())) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        /**
+         * Stops the peer's role, then closes the connection.
+         *
+         * @throws IOException when closing fails
+         */
+        @TearDown(Level.Trial)
+        public void tearDown() throws IOException {
+            try {
+                closePeer();
+            } finally {
+                if (channel != null) {
+                    channel.close();
+                    channel = null;
+                }
+            }
+        }
+    }
+
+    /**
+     * One TCP round trip: write, spin on read until the echo is back.
+     *
+     * @param t the connection and peer
+     * @return the answer, for JMH to consume
+     * @throws IOException on a socket failure
+     */
+    @Benchmark
+    public ByteBuffer tcpBusyPoll(Tcp t) throws IOException {
+        if (!t.roundTrip()) {
+            throw new IllegalStateException("peer gone");
+        }
+        return t.buf;
     }
 
     /**
