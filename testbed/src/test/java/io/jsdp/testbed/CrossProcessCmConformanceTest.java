@@ -31,8 +31,13 @@ class CrossProcessCmConformanceTest extends CmConformanceSuite {
 
     @Override
     protected RdmaDevice openDevice(String side) throws Exception {
-        return side.equals("active") ? SoftDevice.open(ResourceTracker.Level.ALL, SoftDevice.Fabric.HOST)
+        return side.equals(localSide()) ? SoftDevice.open(ResourceTracker.Level.ALL, SoftDevice.Fabric.HOST)
             : peer.openDevice();
+    }
+
+    /** The side whose device is in this JVM; the other is in the peer JVM. */
+    String localSide() {
+        return "active";
     }
 
     @Override

@@ -31,7 +31,13 @@ class CrossProcessVerbsConformanceTest extends VerbsConformanceSuite {
 
     @Override
     protected RdmaDevice openDevice(String side) throws Exception {
-        return side.equals("A") ? SoftDevice.open(ResourceTracker.Level.ALL, SoftDevice.Fabric.HOST) : peer.openDevice();
+        return side.equals(localSide()) ? SoftDevice.open(ResourceTracker.Level.ALL, SoftDevice.Fabric.HOST)
+            : peer.openDevice();
+    }
+
+    /** The side whose device is in this JVM; the other is in the peer JVM. */
+    String localSide() {
+        return "A";
     }
 
     @Override
