@@ -259,22 +259,4 @@ final class CmMessage {
     static ByteBuffer dreq(long to, long from) {
         return header(0, DREQ, to, from).flip();
     }
-
-    /** The name of a message type, for traces. */
-    static String typeName(int type) {
-        switch (type) {
-            case REQ:
-                return "REQ";
-            case REP:
-                return "REP";
-            case RTU:
-                return "RTU";
-            case REJ:
-                return "REJ";
-            case DREQ:
-                return "DREQ";
-            default:
-                return "type " + type;
-        }
-    }
 }

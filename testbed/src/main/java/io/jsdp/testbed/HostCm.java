@@ -77,10 +77,6 @@ final class HostCm implements PeerListener {
         return fabric;
     }
 
-    NodeId nodeId() {
-        return node.id();
-    }
-
     // ------------------------------------------------------------------ port space
 
     /**
