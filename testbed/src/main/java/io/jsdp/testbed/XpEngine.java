@@ -25,7 +25,8 @@ import java.util.concurrent.locks.LockSupport;
  * rung: the fast path is memory only.
  *
  * <p>The progress thread covers what nobody polls. Every {@link #CHECK_NS} while a requester timer
- * runs, else every {@link #IDLE_NS} or when woken (at once when a completion queue is armed), it finds the queue pairs whose completion queues were not polled since
+ * runs or pollers cover every role, else every {@link #IDLE_NS}, and when woken (at once when a
+ * completion queue is armed), it finds the queue pairs whose completion queues were not polled since
  * its last look, or are armed, and for those sets the "wants a doorbell" words in the wires; then it
  * looks once more at every queue pair (so nothing published before the word was set is missed) and
  * waits on the device's doorbell word, which a peer rings only when a wire says so (a Dekker pair:
@@ -45,8 +46,9 @@ final class XpEngine {
      */
     static final long CHECK_NS = TimeUnit.MILLISECONDS.toNanos(1);
     /**
-     * How long the progress thread sleeps when no timer runs: pollers that stop polling without
-     * arming are covered within this, and an idle device wakes 50 times a second, not 1000.
+     * How long the progress thread waits on the doorbell when no timer runs and no poller covers a
+     * role: doorbells end the wait, so an idle device wakes 50 times a second, not 1000. (While
+     * pollers cover every role it looks every {@link #CHECK_NS}, to notice one that stops.)
      */
     static final long IDLE_NS = TimeUnit.MILLISECONDS.toNanos(20);
 
@@ -171,7 +173,10 @@ final class XpEngine {
     /** A completion queue with queue pairs across processes was armed (or a link added): look again now. */
     void armed() {
         recheck = true;
-        doorbell.wake(); // also ends a wait on the doorbell word, which a plain unpark would not
+        // The thread parks either on the doorbell word (a role uncovered) or plainly (all covered, where
+        // a doorbell rings nobody): end either wait, or an arm would wait out the idle sleep unseen.
+        LockSupport.unpark(thread);
+        doorbell.wake();
     }
 
     void close() {
@@ -220,13 +225,14 @@ final class XpEngine {
                 if (did) {
                     continue;
                 }
-                long sleepNs = timing ? CHECK_NS : IDLE_NS;
                 if (qps.isEmpty()) {
                     LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(100));
                 } else if (covered) {
-                    LockSupport.parkNanos(this, sleepNs);
+                    // Pollers cover every role: look again soon, so one that stops polling without arming
+                    // leaves its peer waiting for answers at most about two checks.
+                    LockSupport.parkNanos(this, CHECK_NS);
                 } else {
-                    long r = doorbell.await(observed, sleepNs);
+                    long r = doorbell.await(observed, timing ? CHECK_NS : IDLE_NS);
                     if (r == WaitWord.CLOSED) {
                         return;
                     }
