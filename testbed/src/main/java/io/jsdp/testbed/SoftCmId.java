@@ -28,9 +28,9 @@ import java.util.concurrent.TimeUnit;
  * go to the ids' channels, through the receiving device's CM faults. Every id that starts connecting
  * ends in a terminal event: the connect timeout turns silence into UNREACHABLE.
  *
- * <p>Two paths connect ids. In one JVM (the in-JVM fabric) the active id reaches the listener and the
- * passive id directly and changes both under one hold of {@code cmLock}. Across processes (the host
- * fabric, or every connection of a {@link SoftDevice.Fabric#HOST_ONLY} device) the ends only exchange
+ * <p>Two paths connect ids. When an end is a device of the in-JVM fabric only, the active id reaches the
+ * listener and the passive id directly and changes both under one hold of {@code cmLock}. Between two
+ * host-fabric devices (in two processes or in one) the ends only exchange
  * {@link CmMessage}s through their nodes' {@link HostCm}: each end changes its own state when it acts
  * or when a message arrives, and never touches the other end. The host path has one more state,
  * {@link State#ACCEPTED} (REP sent, RTU not yet received), and the peer process's death is an input
@@ -252,10 +252,15 @@ final class SoftCmId implements CmId, SoftDevice.SoftObject {
                 throw new VerbsException(Errno.EINVAL, "connect: " + data.length + " bytes of private data, at most "
                     + ConnectionParameters.MAX_CONNECT_PRIVATE_DATA);
             }
-            // In this JVM unless either end insists on the host fabric; then through it, if we are on it.
+            // Directly in this JVM when an end is a device of the in-JVM fabric only (and neither insists
+            // on the host fabric). Two host-fabric devices connect through wires even in one process: each
+            // side then works on its own memory, and a round trip is faster than when the requester
+            // writes into the responder's queues (docs/softrdma.md, "Two paths in one JVM").
             SoftCmId l = fabric.listener(remote);
-            boolean inJvm = l != null && device.fabricChoice() != SoftDevice.Fabric.HOST_ONLY
-                && l.device.fabricChoice() != SoftDevice.Fabric.HOST_ONLY;
+            SoftDevice.Fabric mine = device.fabricChoice();
+            SoftDevice.Fabric theirs = l == null ? null : l.device.fabricChoice();
+            boolean inJvm = l != null && mine != SoftDevice.Fabric.HOST_ONLY && theirs != SoftDevice.Fabric.HOST_ONLY
+                && (mine == SoftDevice.Fabric.JVM || theirs == SoftDevice.Fabric.JVM);
             HostFabric host = inJvm ? null : device.host();
             NodeId owner = host == null ? null : host.cm().liveOwner(remote.getPort());
             // The wire first (only when there is someone to connect to): if it cannot be made, connect

@@ -90,6 +90,9 @@ public final class SoftDevice implements RdmaDevice {
             }
         }
         this.xp = engine;
+        if (engine != null) {
+            faults.onLinkChange(engine::linkChanged);
+        }
         this.tracker = new ResourceTracker(name, leakDetection);
         String agentName = "jsdp-" + name + "-agent";
         this.agent = new ScheduledThreadPoolExecutor(1, r -> {
@@ -126,13 +129,15 @@ public final class SoftDevice implements RdmaDevice {
         /** Devices of this JVM only; device memory is plain direct memory. */
         JVM,
         /**
-         * Devices of this JVM directly, and devices of other processes of this user through the
-         * shared-memory fabric ({@code jsdp.soft.dir}); device memory is shared memory.
+         * Devices of this and other processes of this user through the shared-memory fabric
+         * ({@code jsdp.soft.dir}), over wires even within this JVM; devices of the in-JVM fabric
+         * directly. Device memory is shared memory.
          */
         HOST,
         /**
-         * As {@link #HOST}, but every connection, even to a device of this JVM, goes through the
-         * shared-memory fabric, as between processes: for testing that path in one JVM.
+         * As {@link #HOST}, but every connection behaves as if across processes, for testing that
+         * path in one JVM: it does not reach devices of the in-JVM fabric, and its peers (and it)
+         * reach only device memory by RDMA, as another process would.
          */
         HOST_ONLY
     }

@@ -28,6 +28,7 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class SoftFaults {
     private volatile boolean linkDown;
+    private volatile Runnable linkListener;
     private volatile long operationDelayNs;
     private volatile long readDelayNs;
     private volatile boolean dropConnectRequests;
@@ -47,7 +48,16 @@ public final class SoftFaults {
      */
     public SoftFaults linkDown(boolean down) {
         this.linkDown = down;
+        Runnable r = linkListener;
+        if (r != null) {
+            r.run();
+        }
         return this;
+    }
+
+    /** Runs after every {@link #linkDown(boolean)} call: queue pairs on wires tell their peers at once. */
+    void onLinkChange(Runnable r) {
+        this.linkListener = r;
     }
 
     /**

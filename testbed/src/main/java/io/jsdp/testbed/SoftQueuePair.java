@@ -109,6 +109,8 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
     // and the responder's state changes.
     private final QpLock rqLock = new QpLock();
     private final ReceiveRing ring;
+    /** Messages on a wire our responder marked RNR; guarded by rqLock. */
+    private long rnrMarks;
 
     // ---- across processes: the connection to a queue pair of another process, or null ----
     private volatile XpLink link;
@@ -472,7 +474,7 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
                 throw new VerbsException(Errno.EINVAL, "peer sent a minimum RNR timer of " + remote.minRnrTimerNs());
             }
             XpLink l = new XpLink(node, pendingTx, pendingWire, rx, engine.node().segmentName(node, remote.wireSegment()),
-                keys, bell, remote);
+                keys, bell, remote, inProcessPeer(engine, node, remote));
             pendingTx = null;
             pendingWire = null;
             // Until the progress thread has seen pollers at work, ask the peer for doorbells.
@@ -496,6 +498,18 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         } finally {
             sqLock.unlock();
         }
+    }
+
+    /**
+     * The peer's device when it is in this process and neither end is {@link SoftDevice.Fabric#HOST_ONLY}
+     * (which behaves as if across processes, for tests), else null.
+     */
+    private SoftDevice inProcessPeer(XpEngine engine, NodeId node, XpEndpoint remote) {
+        if (device.fabricChoice() == SoftDevice.Fabric.HOST_ONLY) {
+            return null;
+        }
+        SoftDevice d = engine.inProcessPeer(node, remote.deviceSegment());
+        return d == null || d.fabricChoice() == SoftDevice.Fabric.HOST_ONLY ? null : d;
     }
 
     /**
@@ -1000,9 +1014,10 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
     /**
      * Copies an RDMA WRITE's or READ's data into or out of the peer's memory, after checking the rkey
      * in the peer's key table as the responder would (rxe check_rkey): published, same protection
-     * domain as the peer's queue pair, the access, the bounds. Remote memory must be device memory;
-     * anything else is a remote access error, and the peer is told to go to ERROR as a responder that
-     * refused the request would.
+     * domain as the peer's queue pair, the access, the bounds. In another process remote memory must
+     * be device memory; in this process (the peer's device found by its segment) any region is
+     * reachable, checked in the peer's region table. A refusal is a remote access error, and the peer is
+     * told to go to ERROR as a responder that refused the request would.
      */
     private int xpOneSided(SendWqe w, XpLink l) {
         if (w.total == 0) {
@@ -1014,7 +1029,23 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         ByteBuffer remote = null;
         int at = 0;
         String refused = null;
-        if (!l.peerKeys.lookup(w.rkey, e)) {
+        SoftDevice local = l.localPeer;
+        if (local != null) {
+            // The peer is in this process: its region table is the authority, and any region is reachable.
+            SoftMemoryRegion m = local.memoryRegions.byKey(w.rkey);
+            if (m == null || m.isClosed()) {
+                refused = "no such rkey";
+            } else if (m.pd().number() != l.peerPd) {
+                refused = "rkey of another protection domain";
+            } else if ((m.access() & needed) == 0) {
+                refused = "rkey without " + Access.toString(needed);
+            } else if (!m.contains(w.remoteAddress, w.total)) {
+                refused = "outside the region";
+            } else {
+                remote = m.buffer();
+                at = m.offsetOf(w.remoteAddress);
+            }
+        } else if (!l.peerKeys.lookup(w.rkey, e)) {
             refused = "no such rkey";
         } else if (e.pd != l.peerPd) {
             refused = "rkey of another protection domain";
@@ -1222,12 +1253,20 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
             }
             long seq = l.txAcked;
             int code = l.tx.answer(seq) & 0xff;
-            if (l.tx.responderSilent()) {
-                // No answer will come, whatever the message's RNR or withdrawal state.
+            if (l.tx.responderSilent() || device.faults().isLinkDown()) {
+                // No answer will come (the responder cannot answer, or our link is down), whatever the
+                // message's RNR or withdrawal state: a retry per ACK timeout, the error after retry_cnt
+                // of them (reference B.2 "Transport retry"), as on the in-JVM path.
                 if (l.silentSinceNs == 0) {
                     l.silentSinceNs = now;
+                    l.silentRetries = 0;
                 }
-                if (now - l.silentSinceNs < (retryCount + 1L) * attributes.ackTimeoutNs()) {
+                long ackNs = attributes.ackTimeoutNs();
+                while (l.silentRetries < retryCount && now - l.silentSinceNs >= (l.silentRetries + 1L) * ackNs) {
+                    l.silentRetries++;
+                    transportRetries++;
+                }
+                if (now - l.silentSinceNs < (retryCount + 1L) * ackNs) {
                     return true;
                 }
                 // Nobody answers: fail now (a responder that comes back finds us closed).
@@ -1281,6 +1320,22 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
 
     // ------------------------------------------------------------------ across processes: responder
 
+    /** Our device's link changed: the responder publishes whether it answers now (drainLocked). */
+    void xpLinkChanged() {
+        XpLink l = link;
+        if (l == null) {
+            return;
+        }
+        rqLock.lock();
+        try {
+            if (link == l) {
+                drainLocked(l);
+            }
+        } finally {
+            rqLock.unlock();
+        }
+    }
+
     /**
      * Acts on the peer's messages in order, as its responder: delivers sends into our receives, consumes
      * receives for immediates, goes to ERROR on a refused one-sided request; marks a message RNR when
@@ -1325,6 +1380,7 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
                     // Mark (volatile), then look once more: a receive posted meanwhile is found here, or
                     // its poster sees the mark and drains (postRecv).
                     l.rnrMarked = seq;
+                    rnrMarks++;
                     rx.markRnr(seq);
                     r = ring.peek();
                     if (r == null) {
@@ -1457,7 +1513,7 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
                 } else if (polled == null) {
                     did = true;
                 }
-            } else if (code == Wire.CODE_RNR || l.tx.responderSilent()) {
+            } else if (code == Wire.CODE_RNR || l.tx.responderSilent() || device.faults().isLinkDown()) {
                 xpTimers(System.nanoTime()); // a poller runs the requester's timers while it polls
             }
         }
@@ -1546,6 +1602,19 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
             return rnrNaks;
         } finally {
             sqLock.unlock();
+        }
+    }
+
+    /**
+     * Times our responder found no receive for a peer's message on a wire and marked it RNR, since
+     * creation (the in-JVM path counts the requester's {@link #rnrNaks()} instead); for tests and dumps.
+     */
+    long rnrMarks() {
+        rqLock.lock();
+        try {
+            return rnrMarks;
+        } finally {
+            rqLock.unlock();
         }
     }
 

@@ -52,6 +52,13 @@ final class XpEngine {
      */
     static final long IDLE_NS = TimeUnit.MILLISECONDS.toNanos(20);
 
+    /**
+     * The host-fabric devices of this process, by the name of their device segment: a queue pair whose
+     * peer turns out to be in this process reaches the peer's memory regions directly, not only its
+     * device memory (the name includes the node's token, so a reopened node never aliases).
+     */
+    private static final ConcurrentHashMap<String, SoftDevice> IN_PROCESS = new ConcurrentHashMap<>();
+
     private final SoftDevice device;
     private final ShmNode node;
     private final SharedSegment segment;
@@ -75,6 +82,7 @@ final class XpEngine {
         this.segmentNumber = numberOf(segment);
         this.keys = new KeyTable(segment.buffer());
         this.doorbell = WaitWord.at(node, segment, 0);
+        IN_PROCESS.put(segment.name(), device);
         this.thread = new Thread(this::run, "jsdp-" + device.name() + "-progress");
         this.thread.setDaemon(true);
         this.thread.start();
@@ -170,6 +178,17 @@ final class XpEngine {
         }
     }
 
+    /**
+     * The device's link went down or came back: each queue pair on a wire says at once whether it
+     * answers, so a peer's next request sees it (not only after the progress thread's next look).
+     */
+    void linkChanged() {
+        for (SoftQueuePair q : qps) {
+            q.xpLinkChanged();
+        }
+        armed();
+    }
+
     /** A completion queue with queue pairs across processes was armed (or a link added): look again now. */
     void armed() {
         recheck = true;
@@ -188,8 +207,17 @@ final class XpEngine {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        IN_PROCESS.remove(segment.name(), device);
         node.deleteSegment(segment);
         peerSegments.clear();
+    }
+
+    /**
+     * The device of this process whose device segment is {@code deviceSegment} of {@code owner}, or null
+     * when {@code owner} is another process (or the device is closed).
+     */
+    SoftDevice inProcessPeer(NodeId owner, long deviceSegment) {
+        return owner.equals(node.id()) ? IN_PROCESS.get(node.segmentName(owner, deviceSegment)) : null;
     }
 
     // ------------------------------------------------------------------ progress thread

@@ -24,6 +24,11 @@ final class XpLink {
     final String rxSegmentName;
     final int peerPd;
     final long peerMinRnrNs;
+    /**
+     * The peer's device when it is in this process, else null: one-sided requests then reach any of
+     * its memory regions, as the in-JVM path does, not only device memory.
+     */
+    final SoftDevice localPeer;
 
     // ---- requester: guarded by sqLock (read racily as hints by pollers) ----
     /** Messages published. */
@@ -39,6 +44,8 @@ final class XpLink {
     /** When the oldest unanswered message was first seen RNR-marked or its responder silent, else 0. */
     long rnrSinceNs;
     long silentSinceNs;
+    /** Transport retries counted since {@link #silentSinceNs}. */
+    int silentRetries;
     final KeyTable.Entry scratch = new KeyTable.Entry();
     /** The peer device-memory segment last reached, so a stream of one-sided requests maps it once. */
     long lastSegment;
@@ -68,8 +75,9 @@ final class XpLink {
     boolean wantsMessages;
 
     XpLink(NodeId peerNode, SharedSegment txSegment, Wire tx, Wire rx, String rxSegmentName, KeyTable peerKeys,
-           WaitWord peerDoorbell, XpEndpoint remote) {
+           WaitWord peerDoorbell, XpEndpoint remote, SoftDevice localPeer) {
         this.peerNode = peerNode;
+        this.localPeer = localPeer;
         this.rxSegmentName = rxSegmentName;
         this.txSegment = txSegment;
         this.tx = tx;

@@ -20,9 +20,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Which path a connect takes, and the device CM faults on the host path. Devices of one JVM connect
- * directly unless either is {@link SoftDevice.Fabric#HOST_ONLY}; then through the node's messages (the
- * node's message counters tell which path ran); a JVM-fabric device cannot reach a HOST_ONLY listener.
+ * Which path a connect takes, and the device CM faults on the host path. Two host-fabric devices connect
+ * through the node's messages and wires even in one JVM; a device of the in-JVM fabric connects directly
+ * (the node's message counters tell which path ran); a JVM-fabric device cannot reach a HOST_ONLY
+ * listener.
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class HostCmRoutingTest {
@@ -93,13 +94,26 @@ class HostCmRoutingTest {
     }
 
     @Test
-    void hostDevicesOfOneJvmConnectDirectly() throws Exception {
+    void hostDevicesOfOneJvmConnectThroughWires() throws Exception {
         HostCmSide a = side(SoftDevice.Fabric.HOST);
         HostCmSide p = side(SoftDevice.Fabric.HOST);
         HostCm cm = a.device.host().cm();
         long sent = cm.messagesSent();
+        CmId[] ends = establish(a, p);
+        assertEquals(3, cm.messagesSent() - sent, "REQ, REP and RTU were messages");
+        assertTrue(a.device.xp().mappedPeerSegments() > 0, "the queue pair maps its peer's wire");
+        assertEquals(QpState.RTS, ends[0].queuePair().state());
+    }
+
+    @Test
+    void aJvmFabricDeviceAndAHostDeviceConnectDirectly() throws Exception {
+        HostCmSide a = side(SoftDevice.Fabric.JVM);
+        HostCmSide p = side(SoftDevice.Fabric.HOST);
+        HostCm cm = p.device.host().cm();
+        long received = cm.messagesReceived();
         establish(a, p);
-        assertEquals(sent, cm.messagesSent(), "no message: the in-JVM path");
+        assertEquals(received, cm.messagesReceived(), "no message: the in-JVM path");
+        assertEquals(0, p.device.xp().mappedPeerSegments(), "no wire");
     }
 
     @Test

@@ -64,7 +64,7 @@ class RnrKickRaceTest extends TwoDeviceTest {
                 }
             });
         assertEquals(MESSAGES, responder.recvDone, "seed " + SEED);
-        assertTrue(soft(c.qpA).rnrNaks() > 0, "the race was exercised: some sends found no receive");
+        assertTrue(raced(c), "the race was exercised: some sends found no receive");
     }
 
     @Test
@@ -96,6 +96,14 @@ class RnrKickRaceTest extends TwoDeviceTest {
                 requester.awaitSends();
             }
         });
-        assertTrue(soft(c.qpA).rnrNaks() > 0, "some rounds the send found no receive");
+        assertTrue(raced(c), "some rounds the send found no receive");
+    }
+
+    /**
+     * Whether a send found no receive: the requester saw an RNR NAK (in-JVM path), or the responder
+     * marked a message RNR on its wire (the requester need not notice when a receive comes at once).
+     */
+    private static boolean raced(Connection c) {
+        return soft(c.qpA).rnrNaks() > 0 || soft(c.qpB).rnrMarks() > 0;
     }
 }

@@ -10,7 +10,12 @@ class SoftRdmaCmConformanceTest extends CmConformanceSuite {
 
     @Override
     protected RdmaDevice openDevice(String side) {
-        return SoftDevice.open(ResourceTracker.Level.ALL);
+        return SoftDevice.open(ResourceTracker.Level.ALL, fabric());
+    }
+
+    /** The fabric of both devices: the host fabric (wires, even in one JVM) unless a subclass says otherwise. */
+    protected SoftDevice.Fabric fabric() {
+        return SoftDevice.Fabric.HOST;
     }
 
     @Override

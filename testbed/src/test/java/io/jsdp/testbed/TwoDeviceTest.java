@@ -10,7 +10,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 
 /**
- * Base of the SoftRdma tests that connect two devices: A (active) and B (passive). After each test the
+ * Base of the SoftRdma tests that connect two devices of this JVM: A (active) and B (passive). After each test the
  * fixture is closed, both devices must have nothing open, and no agent task may have failed.
  */
 abstract class TwoDeviceTest {
@@ -21,8 +21,17 @@ abstract class TwoDeviceTest {
 
     @BeforeEach
     void openDevices() {
-        devA = SoftDevice.open(ResourceTracker.Level.ALL);
-        devB = SoftDevice.open(ResourceTracker.Level.ALL);
+        devA = SoftDevice.open(ResourceTracker.Level.ALL, fabric());
+        devB = SoftDevice.open(ResourceTracker.Level.ALL, fabric());
+    }
+
+    /**
+     * The fabric both devices join. The default, the host fabric, connects them through wires as two
+     * processes would be; subclasses named {@code ...InJvmFabricTest} run the same tests on the in-JVM
+     * fabric, where the requester executes directly against the responder's queues.
+     */
+    protected SoftDevice.Fabric fabric() {
+        return SoftDevice.Fabric.HOST;
     }
 
     @AfterEach

@@ -265,11 +265,41 @@ class XpQueuePairTest {
 
     @Test
     void nonDeviceMemoryIsRefusedAcrossProcesses() throws Exception {
+        // HOST_ONLY devices behave as if in two processes: only device memory is reachable.
         connect(0);
         MemoryRegion plain = b.pd.register(ByteBuffer.allocateDirect(4096), Access.LOCAL_WRITE | Access.REMOTE_WRITE);
         try {
             assertEquals(Errno.OK, a.send(1, Opcode.RDMA_WRITE, SendFlags.SIGNALED, 0, 8, plain.address(), plain.rkey()));
             assertEquals(WcStatus.REM_ACCESS_ERR, a.poll().status());
+        } finally {
+            plain.close();
+        }
+    }
+
+    @Test
+    void hostDevicesOfOneProcessReachAnyRegionOfEachOther() throws Exception {
+        devA.close();
+        devB.close();
+        devA = SoftDevice.open(ResourceTracker.Level.ALL, SoftDevice.Fabric.HOST);
+        devB = SoftDevice.open(ResourceTracker.Level.ALL, SoftDevice.Fabric.HOST);
+        connect(0);
+        ByteBuffer heap = ByteBuffer.allocateDirect(4096); // plain direct memory, not device memory
+        MemoryRegion plain = b.pd.register(heap, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ);
+        try {
+            fill(a.mr, 0, 64, 3);
+            assertEquals(Errno.OK, a.send(1, Opcode.RDMA_WRITE, SendFlags.SIGNALED, 0, 64, plain.address() + 100,
+                plain.rkey()));
+            assertEquals(WcStatus.SUCCESS, a.poll().status());
+            for (int i = 0; i < 64; i++) {
+                assertEquals((byte) (3 + 7 * i), heap.get(100 + i), "byte " + i + " written into plain memory");
+            }
+            assertEquals(Errno.OK, a.send(2, Opcode.RDMA_READ, SendFlags.SIGNALED, 1000, 64, plain.address() + 100,
+                plain.rkey()));
+            assertEquals(WcStatus.SUCCESS, a.poll().status());
+            assertFilled(a.mr, 1000, 64, 3);
+            assertEquals(Errno.OK, a.send(3, Opcode.RDMA_WRITE, SendFlags.SIGNALED, 0, 8, plain.address() + 4090,
+                plain.rkey()));
+            assertEquals(WcStatus.REM_ACCESS_ERR, a.poll().status(), "bounds are still checked");
         } finally {
             plain.close();
         }

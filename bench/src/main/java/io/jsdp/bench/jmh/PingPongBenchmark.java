@@ -55,11 +55,11 @@ public class PingPongBenchmark {
         @Param("64")
         public int size;
         /**
-         * The devices' fabric: {@code HOST} (the default device: queue pairs of one JVM connect
-         * directly), {@code HOST_ONLY} (they connect through the shared-memory wires, as across
-         * processes) or {@code JVM}.
+         * The devices' fabric: {@code HOST} (the default device: queue pairs connect through the
+         * shared-memory wires, even in one JVM) or {@code JVM} (the in-JVM fabric: the requester
+         * executes directly against the responder's queues).
          */
-        @Param({"HOST", "HOST_ONLY"})
+        @Param({"HOST", "JVM"})
         public String fabric;
         private RdmaDevice deviceA;
         private RdmaDevice deviceB;
