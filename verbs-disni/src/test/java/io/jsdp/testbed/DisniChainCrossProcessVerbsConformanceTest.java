@@ -3,6 +3,7 @@ package io.jsdp.testbed;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.jsdp.verbs.RdmaDevice;
+import org.junit.jupiter.api.AfterEach;
 import io.jsdp.verbs.conformance.VerbsConformanceSuite;
 import io.jsdp.verbs.disni.DisniChain;
 import org.junit.jupiter.api.AfterAll;
@@ -15,6 +16,12 @@ import org.junit.jupiter.api.BeforeAll;
  * runs SoftRdma's shared-memory host fabric, as between two applications on one host.
  */
 class DisniChainCrossProcessVerbsConformanceTest extends VerbsConformanceSuite {
+    /** Every chain device of this JVM shares the SoftRdma device under the shim: its faults must not outlive a test. */
+    @AfterEach
+    void clearSharedFaults() {
+        DisniChain.soft().faults().clear();
+    }
+
     private static RemotePeer peer;
 
     @BeforeAll

@@ -98,6 +98,8 @@ final class DisniCmId implements CmId, DisniObject {
             }
             device.cm.bindAddr(r, a);
             state = State.BOUND;
+        } catch (VerbsException e) {
+            throw e; // the adapter's own refusal, not DiSNI's
         } catch (IOException e) {
             throw DisniDevice.failure("bind to " + a, e);
         } finally {
@@ -115,6 +117,8 @@ final class DisniCmId implements CmId, DisniObject {
             }
             device.cm.listen(r, backlog);
             state = State.LISTENING;
+        } catch (VerbsException e) {
+            throw e; // the adapter's own refusal, not DiSNI's
         } catch (IOException e) {
             throw DisniDevice.failure("listen", e);
         } finally {
@@ -136,6 +140,8 @@ final class DisniCmId implements CmId, DisniObject {
             }
             device.cm.resolveAddr(r, null, d, timeoutMs);
             startQuery(State.ADDR_QUERY, timeoutMs);
+        } catch (VerbsException e) {
+            throw e; // the adapter's own refusal, not DiSNI's
         } catch (IOException e) {
             throw DisniDevice.failure("resolve " + d, e);
         } finally {
@@ -156,6 +162,8 @@ final class DisniCmId implements CmId, DisniObject {
             }
             device.cm.resolveRoute(r, timeoutMs);
             startQuery(State.ROUTE_QUERY, timeoutMs);
+        } catch (VerbsException e) {
+            throw e; // the adapter's own refusal, not DiSNI's
         } catch (IOException e) {
             throw DisniDevice.failure("resolve the route", e);
         } finally {
@@ -211,6 +219,8 @@ final class DisniCmId implements CmId, DisniObject {
         channel.lock.lock();
         try {
             return device.cm.createQP(usable(), pd.pd, attr);
+        } catch (VerbsException e) {
+            throw e; // the adapter's own refusal, not DiSNI's
         } catch (IOException e) {
             throw DisniDevice.failure("create a queue pair", e);
         } finally {
@@ -264,6 +274,8 @@ final class DisniCmId implements CmId, DisniObject {
             device.cm.connect(r, connParam(parameters));
             state = State.CONNECTING;
             deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(parameters.connectTimeoutMs());
+        } catch (VerbsException e) {
+            throw e; // the adapter's own refusal, not DiSNI's
         } catch (IOException e) {
             throw DisniDevice.failure("connect", e);
         } finally {
@@ -288,6 +300,8 @@ final class DisniCmId implements CmId, DisniObject {
             state = State.ACCEPTED;
             qp.connected();
             deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(parameters.connectTimeoutMs());
+        } catch (VerbsException e) {
+            throw e; // the adapter's own refusal, not DiSNI's
         } catch (IOException e) {
             throw DisniDevice.failure("accept", e);
         } finally {
@@ -351,6 +365,8 @@ final class DisniCmId implements CmId, DisniObject {
             if (device.cm.disconnect(r) != 0) {
                 throw new VerbsException(Errno.EINVAL, "disconnect: rdma_disconnect failed");
             }
+        } catch (VerbsException e) {
+            throw e; // the adapter's own refusal, not DiSNI's
         } catch (IOException e) {
             throw DisniDevice.failure("disconnect", e);
         } finally {
@@ -371,6 +387,8 @@ final class DisniCmId implements CmId, DisniObject {
                 deadlineNs = 0;
             }
             device.cm.disconnect(r); // fails (-1) on an id that is not connected; the queue pair is in ERROR anyway
+        } catch (VerbsException e) {
+            throw e; // the adapter's own refusal, not DiSNI's
         } catch (IOException e) {
             throw DisniDevice.failure("move the queue pair to ERROR", e);
         } finally {

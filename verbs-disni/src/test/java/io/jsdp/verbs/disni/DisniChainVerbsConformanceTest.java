@@ -3,6 +3,7 @@ package io.jsdp.verbs.disni;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.jsdp.verbs.RdmaDevice;
+import org.junit.jupiter.api.AfterEach;
 import io.jsdp.verbs.conformance.VerbsConformanceSuite;
 
 /**
@@ -12,6 +13,12 @@ import io.jsdp.verbs.conformance.VerbsConformanceSuite;
  * them must hold nothing: the adapter releases every DiSNI object it made.
  */
 class DisniChainVerbsConformanceTest extends VerbsConformanceSuite {
+    /** Every chain device of this JVM shares the SoftRdma device under the shim: its faults must not outlive a test. */
+    @AfterEach
+    void clearSharedFaults() {
+        DisniChain.soft().faults().clear();
+    }
+
 
     @Override
     protected RdmaDevice openDevice(String side) throws Exception {
