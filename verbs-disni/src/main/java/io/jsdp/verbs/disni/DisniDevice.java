@@ -194,6 +194,14 @@ public final class DisniDevice implements RdmaDevice {
         return d;
     }
 
+    /**
+     * A device over the given DiSNI objects, for tests that must feed the adapter what neither libdisni nor
+     * the shim can be made to produce (mocked DiSNI objects).
+     */
+    static DisniDevice over(RdmaCm cm, RdmaVerbs verbs, IbvContext context, Settings settings) {
+        return new DisniDevice(cm, verbs, context, settings);
+    }
+
     private static String providerName() {
         try {
             return com.ibm.disni.verbs.RdmaProvider.provider().getClass().getName();
