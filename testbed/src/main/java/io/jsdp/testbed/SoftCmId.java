@@ -221,7 +221,8 @@ final class SoftCmId implements CmId, SoftDevice.SoftObject {
         fabric.cmLock.lock();
         try {
             ensureUsable();
-            if (qp != null) {
+            // rdma_destroy_qp clears id->qp: an id whose queue pair was destroyed may create another
+            if (qp != null && !qp.isDestroyed()) {
                 throw new VerbsException(Errno.EINVAL, "createQueuePair: id already has " + qp);
             }
             qp = new SoftQueuePair(device, (SoftProtectionDomain) pd, attributes);

@@ -348,6 +348,11 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         forceClose();
     }
 
+    /** Whether the queue pair was destroyed ({@link #close()}). */
+    boolean isDestroyed() {
+        return destroyed;
+    }
+
     @Override
     public void forceClose() {
         sqLock.lock();

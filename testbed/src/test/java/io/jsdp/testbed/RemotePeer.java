@@ -115,6 +115,19 @@ final class RemotePeer implements AutoCloseable {
      * @throws InterruptedException when interrupted while waiting for it
      */
     static RemotePeer start() throws IOException, InterruptedException {
+        return start(null);
+    }
+
+    /**
+     * Forks a peer JVM as {@link #start()} does, whose devices {@code devices} opens.
+     *
+     * @param devices a {@link PeerDevices} class with a public no-argument constructor, or null for SoftRdma
+     *     devices of the host fabric
+     * @return the connected peer
+     * @throws IOException when the peer cannot be started or does not connect within 30 s
+     * @throws InterruptedException when interrupted while waiting for it
+     */
+    static RemotePeer start(Class<? extends PeerDevices> devices) throws IOException, InterruptedException {
         try (ServerSocket server = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             List<String> cmd = new ArrayList<>();
             cmd.add(System.getProperty("java.home") + "/bin/java");
@@ -131,6 +144,9 @@ final class RemotePeer implements AutoCloseable {
             cmd.add(System.getProperty("java.class.path"));
             cmd.add(RemotePeerMain.class.getName());
             cmd.add(Integer.toString(server.getLocalPort()));
+            if (devices != null) {
+                cmd.add(devices.getName());
+            }
             Process process = new ProcessBuilder(cmd).redirectErrorStream(true).start();
             Deque<String> transcript = drain(process);
             try {

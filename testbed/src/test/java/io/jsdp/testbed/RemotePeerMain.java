@@ -16,6 +16,7 @@ import io.jsdp.verbs.ProtectionDomain;
 import io.jsdp.verbs.QpState;
 import io.jsdp.verbs.QueuePair;
 import io.jsdp.verbs.QueuePairAttributes;
+import io.jsdp.verbs.RdmaDevice;
 import io.jsdp.verbs.WorkCompletion;
 import java.io.BufferedInputStream;
 import java.io.DataInputStream;
@@ -47,13 +48,16 @@ final class RemotePeerMain {
     private final Object writeLock = new Object();
     private final OutputStream out;
     private final Registry registry = new Registry();
+    /** What {@link Op#OPEN_DEVICE} opens. */
+    private final PeerDevices devices;
     private final ExecutorService calls;
     /** Calls being run, by call id, so {@link Op#CANCEL} can interrupt them; guarded by itself. */
     private final Map<Integer, Thread> running = new HashMap<>();
     /** Ids of calls cancelled before they started; guarded by {@link #running}. */
     private final Set<Integer> cancelled = new HashSet<>();
 
-    private RemotePeerMain(Socket socket) throws IOException {
+    private RemotePeerMain(Socket socket, PeerDevices devices) throws IOException {
+        this.devices = devices;
         this.in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
         this.out = socket.getOutputStream();
         AtomicInteger threads = new AtomicInteger();
@@ -67,13 +71,16 @@ final class RemotePeerMain {
     /**
      * Serves the test JVM listening on loopback port {@code args[0]} until it disconnects.
      *
-     * @param args the port
+     * @param args the port; optionally the name of a {@link PeerDevices} class whose devices to open
+     *     (default: SoftRdma devices of the host fabric)
      * @throws Exception when the connection cannot be made (the test JVM sees the output)
      */
     public static void main(String[] args) throws Exception {
         Socket socket = new Socket(InetAddress.getLoopbackAddress(), Integer.parseInt(args[0]));
         socket.setTcpNoDelay(true);
-        RemotePeerMain peer = new RemotePeerMain(socket);
+        PeerDevices devices = args.length > 1
+            ? (PeerDevices) Class.forName(args[1]).getDeclaredConstructor().newInstance() : PeerDevices.SOFT;
+        RemotePeerMain peer = new RemotePeerMain(socket, devices);
         int status = peer.serve();
         System.exit(status);
     }
@@ -150,7 +157,7 @@ final class RemotePeerMain {
     private void run(Op op, int target, ByteBuffer in, Out r) throws Exception {
         switch (op) {
             case OPEN_DEVICE: {
-                SoftDevice d = SoftDevice.open(ResourceTracker.Level.ALL, SoftDevice.Fabric.HOST);
+                RdmaDevice d = devices.open();
                 DeviceCapabilities c = d.capabilities();
                 r.putInt(registry.addDevice(d)).putString(d.name()).putString(d.provider()).putInt(c.maxQpWr())
                     .putInt(c.maxSge()).putInt(c.maxInlineData()).putInt(c.maxCqe()).putLong(c.maxMrSize())
@@ -158,46 +165,46 @@ final class RemotePeerMain {
                 break;
             }
             case DEVICE_CLOSE:
-                registry.get(target, SoftDevice.class).close();
+                registry.get(target, RdmaDevice.class).close();
                 registry.forgetDevice(target);
                 break;
             case ALLOCATE_PD:
-                r.putInt(registry.add(registry.get(target, SoftDevice.class).allocateProtectionDomain(), target));
+                r.putInt(registry.add(registry.get(target, RdmaDevice.class).allocateProtectionDomain(), target));
                 break;
             case CREATE_COMPLETION_CHANNEL:
-                r.putInt(registry.add(registry.get(target, SoftDevice.class).createCompletionChannel(), target));
+                r.putInt(registry.add(registry.get(target, RdmaDevice.class).createCompletionChannel(), target));
                 break;
             case CREATE_CQ: {
                 CompletionChannel ch = registry.getOrNull(in.getInt(), CompletionChannel.class);
-                CompletionQueue cq = registry.get(target, SoftDevice.class).createCompletionQueue(ch, in.getInt());
+                CompletionQueue cq = registry.get(target, RdmaDevice.class).createCompletionQueue(ch, in.getInt());
                 r.putInt(registry.add(cq, target)).putInt(cq.capacity());
                 break;
             }
             case ALLOCATE_MEMORY: {
-                DeviceMemory m = registry.get(target, SoftDevice.class).allocateMemory(in.getInt());
-                SharedSegment segment = ((SoftDeviceMemory) m).segment();
+                DeviceMemory m = registry.get(target, RdmaDevice.class).allocateMemory(in.getInt());
+                SharedSegment segment = m instanceof SoftDeviceMemory soft ? soft.segment() : null;
                 r.putInt(registry.add(m, target)).putInt(m.size())
                     .putString(segment == null ? null : segment.path().toAbsolutePath().toString());
                 break;
             }
             case CREATE_EVENT_CHANNEL:
-                r.putInt(registry.add(registry.get(target, SoftDevice.class).createEventChannel(), target));
+                r.putInt(registry.add(registry.get(target, RdmaDevice.class).createEventChannel(), target));
                 break;
             case CREATE_ID: {
                 CmEventChannel ch = registry.getOrNull(in.getInt(), CmEventChannel.class);
-                r.putInt(registry.add(registry.get(target, SoftDevice.class).createId(ch), target));
+                r.putInt(registry.add(registry.get(target, RdmaDevice.class).createId(ch), target));
                 break;
             }
             case OPEN_RESOURCES: {
-                ResourceTracker t = registry.get(target, SoftDevice.class).resources();
+                ResourceTracker t = registry.get(target, RdmaDevice.class).resources();
                 r.putInt(t.openCount()).putString(t.report());
                 break;
             }
             case FAULT_READ_DELAY:
-                registry.get(target, SoftDevice.class).faults().readDelayNs(in.getLong());
+                devices.faultsOf(registry.get(target, RdmaDevice.class)).faults().readDelayNs(in.getLong());
                 break;
             case FAULT_BLACKHOLE:
-                registry.get(target, SoftDevice.class).faults()
+                devices.faultsOf(registry.get(target, RdmaDevice.class)).faults()
                     .blackhole(RemoteProtocol.getInetAddress(RemoteProtocol.getBytes(in)));
                 break;
             case PD_REGISTER: {
@@ -359,7 +366,7 @@ final class RemotePeerMain {
         private final Map<Integer, Integer> deviceOf = new HashMap<>();
         private int next = 1;
 
-        synchronized int addDevice(SoftDevice d) {
+        synchronized int addDevice(RdmaDevice d) {
             int h = next++;
             objects.put(h, d);
             handles.put(d, h);
@@ -429,15 +436,15 @@ final class RemotePeerMain {
 
         /** Closes every device still open (the test JVM went away). */
         void closeDevices() {
-            List<SoftDevice> devices = new ArrayList<>();
+            List<RdmaDevice> devices = new ArrayList<>();
             synchronized (this) {
                 for (Object o : objects.values()) {
-                    if (o instanceof SoftDevice d) {
+                    if (o instanceof RdmaDevice d) {
                         devices.add(d);
                     }
                 }
             }
-            for (SoftDevice d : devices) {
+            for (RdmaDevice d : devices) {
                 d.close();
             }
         }

@@ -73,6 +73,18 @@ public abstract class CmConformanceSuite {
     }
 
     /**
+     * Whether the device's connection manager carries private data and reject reasons. A device that
+     * cannot (DiSNI: no private data, no {@code rdma_reject}, no event status) answers false; the tests that
+     * check them then check instead that private data is refused with {@link Errno#EOPNOTSUPP} and that a
+     * reject without data still reaches the active side as REJECTED.
+     *
+     * @return true when private data and reject reasons reach the peer
+     */
+    protected boolean carriesPrivateData() {
+        return true;
+    }
+
+    /**
      * Checks, after a test, that {@code device} holds no open object. A device whose resource tracker
      * lives elsewhere (a proxy for a device in another process) overrides this to ask there.
      *
@@ -156,19 +168,32 @@ public abstract class CmConformanceSuite {
         Side p = new Side(passive);
         CmId listener = listen(p);
         CmId id = resolved(a, listener.localAddress());
-        id.connect(new ConnectionParameters().privateData(new byte[] {1, 2, 3}));
+        boolean data = carriesPrivateData();
+        if (!data) {
+            assertEquals(Errno.EOPNOTSUPP, assertThrows(VerbsException.class,
+                () -> id.connect(new ConnectionParameters().privateData(new byte[] {1, 2, 3}))).errno());
+        }
+        id.connect(new ConnectionParameters().privateData(data ? new byte[] {1, 2, 3} : new byte[0]));
         CmEvent req = expectEvent(p.events, CmEventType.CONNECT_REQUEST);
         assertSame(listener, req.listenId());
         assertNotNull(req.id());
-        assertArrayEquals(new byte[] {1, 2, 3}, java.util.Arrays.copyOf(req.privateData(), 3));
+        if (data) {
+            assertArrayEquals(new byte[] {1, 2, 3}, java.util.Arrays.copyOf(req.privateData(), 3));
+        }
         CmId child = later(req.id());
         assertEquals(id.localAddress().getPort(), child.remoteAddress().getPort());
         child.createQueuePair(p.pd, p.attrs());
-        child.accept(new ConnectionParameters().privateData(new byte[] {9, 8}));
+        if (!data) {
+            assertEquals(Errno.EOPNOTSUPP, assertThrows(VerbsException.class,
+                () -> child.accept(new ConnectionParameters().privateData(new byte[] {9, 8}))).errno());
+        }
+        child.accept(new ConnectionParameters().privateData(data ? new byte[] {9, 8} : new byte[0]));
         assertEquals(QpState.RTS, child.queuePair().state(), "the passive queue pair is RTS once accepted");
         CmEvent est = expectEvent(a.events, CmEventType.ESTABLISHED);
         assertSame(id, est.id());
-        assertArrayEquals(new byte[] {9, 8}, java.util.Arrays.copyOf(est.privateData(), 2));
+        if (data) {
+            assertArrayEquals(new byte[] {9, 8}, java.util.Arrays.copyOf(est.privateData(), 2));
+        }
         assertSame(child, expectEvent(p.events, CmEventType.ESTABLISHED).id());
         assertEquals(QpState.RTS, id.queuePair().state());
         assertEquals(listener.localAddress().getPort(), id.remoteAddress().getPort());
@@ -197,6 +222,14 @@ public abstract class CmConformanceSuite {
         CmId id = resolved(a, listener.localAddress());
         id.connect(new ConnectionParameters());
         CmId child = later(expectEvent(p.events, CmEventType.CONNECT_REQUEST).id());
+        if (!carriesPrivateData()) {
+            assertEquals(Errno.EOPNOTSUPP, assertThrows(VerbsException.class, () -> child.reject(new byte[] {42})).errno());
+            child.reject(null);
+            CmEvent e = expectEvent(a.events, CmEventType.REJECTED);
+            assertSame(id, e.id());
+            assertNull(a.events.poll(TimeUnit.MILLISECONDS.toNanos(20)), "one terminal event");
+            return;
+        }
         child.reject(new byte[] {42});
         CmEvent e = expectEvent(a.events, CmEventType.REJECTED);
         assertEquals(CmEvent.REJECT_CONSUMER, e.status());
