@@ -163,7 +163,9 @@ final class Endpoint {
         if (System.nanoTime() - deadline > 0) {
             fail("no " + what + " within " + TimeUnit.NANOSECONDS.toMillis(WAIT_NS) + " ms");
         }
-        Thread.onSpinWait();
+        // Yield rather than only spin: on a loaded 2-core machine two spinning sides otherwise hand
+        // each message over at the scheduler's pace (milliseconds), and 100k-message tests crawl.
+        Thread.yield();
     }
 
     static void write(ByteBuffer b, int at, long seq) {
