@@ -111,6 +111,11 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
     private final ReceiveRing ring;
     /** Messages on a wire our responder marked RNR; guarded by rqLock. */
     private long rnrMarks;
+    /**
+     * Why the message being answered puts our responder in ERROR, set by respondXp and acted on by
+     * drainLocked once the answer is written; guarded by rqLock.
+     */
+    private String failAfterAnswer;
 
     // ---- across processes: the connection to a queue pair of another process, or null ----
     private volatile XpLink link;
@@ -1400,6 +1405,13 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
             did = true;
             WcStatus answer = respondXp(l, seq, op, r);
             rx.answer(seq, Wire.CODE_DONE, answer.code());
+            String failure = failAfterAnswer;
+            if (failure != null) {
+                // Only now: going to ERROR sets the silent word, and a requester that saw it before our
+                // answer would time the message out (RETRY_EXC_ERR) instead of getting the error.
+                failAfterAnswer = null;
+                responderErrorLocked(failure);
+            }
             if (answer != WcStatus.SUCCESS || !readyToRespond()) {
                 break;
             }
@@ -1417,7 +1429,7 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         boolean solicited = (flags & SendFlags.SOLICITED) != 0;
         int length = rx.length(seq);
         if (op == Wire.OP_RESPONDER_ERROR) {
-            responderErrorLocked("remote access");
+            failAfterAnswer = "remote access";
             return WcStatus.SUCCESS;
         }
         if (op == Opcode.RDMA_WRITE_WITH_IMM.code()) {
@@ -1441,13 +1453,13 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         if (!r.usable()) {
             ring.advance();
             recvCq.push(wrId, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, 0, qpNumber, true);
-            responderErrorLocked("bad receive");
+            failAfterAnswer = "bad receive";
             return WcStatus.REM_OP_ERR;
         }
         if (length > r.capacity) {
             ring.advance();
             recvCq.push(wrId, WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, 0, 0, qpNumber, true);
-            responderErrorLocked("receive too small");
+            failAfterAnswer = "receive too small";
             return WcStatus.REM_INV_REQ_ERR;
         }
         r.scatterFrom(rx.buffer(), at, length);
@@ -1462,7 +1474,7 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
     private WcStatus malformed(XpLink l, String what) {
         TRACE.message(TraceLevel.ERROR, "qp.malformedMessage", this + ": peer QP " + l.peerQpNumber + " of "
             + l.peerNode + " sent " + what + "; this queue pair goes to ERROR");
-        responderErrorLocked("malformed message");
+        failAfterAnswer = "malformed message";
         return WcStatus.REM_INV_REQ_ERR;
     }
 
@@ -1520,6 +1532,8 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
                 }
             } else if (code == Wire.CODE_RNR || l.tx.responderSilent() || device.faults().isLinkDown()) {
                 xpTimers(System.nanoTime()); // a poller runs the requester's timers while it polls
+            } else {
+                l.nudge(l.txAcked); // not acted on yet: wake the responder's process if it lingers
             }
         }
         return did;
