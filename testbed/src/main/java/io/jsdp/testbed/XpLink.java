@@ -91,6 +91,33 @@ final class XpLink {
         this.slotDataEnd = new long[tx.slots()];
     }
 
+    /**
+     * How long a poller of our send queue lets our oldest message wait unanswered before it rings the
+     * peer's doorbell anyway: the peer's pollers may have stopped without arming, and its progress
+     * thread would otherwise see the message only at its next look ({@link XpEngine#IDLE_NS}).
+     */
+    static final long NUDGE_NS = java.util.concurrent.TimeUnit.MICROSECONDS.toNanos(100);
+
+    // ---- nudges: racy hints written by any poller (a lost update costs at most one extra doorbell) ----
+    private long nudgeSeq = -1;
+    private long nudgeSinceNs;
+
+    /**
+     * A poller found message {@code seq}, our oldest, still unanswered: rings the peer's doorbell once
+     * it has waited {@link #NUDGE_NS} since a poller first saw it so, and again every {@link #NUDGE_NS}.
+     * The ring reaches the peer's progress thread only when it waits on its doorbell word (cheap otherwise).
+     */
+    void nudge(long seq) {
+        long now = System.nanoTime();
+        if (nudgeSeq != seq) {
+            nudgeSeq = seq;
+            nudgeSinceNs = now;
+        } else if (now - nudgeSinceNs >= NUDGE_NS) {
+            nudgeSinceNs = now;
+            peerDoorbell.wake();
+        }
+    }
+
     /** Whether messages are out unanswered (a racy hint outside sqLock). */
     boolean outstanding() {
         return txAcked != txSeq;
