@@ -1,0 +1,47 @@
+package io.jsdp.flow;
+
+/**
+ * The ways a peer can break the SDP protocol. Each aborts the connection with an FFDC record whose
+ * kind is {@code "protocol." + name()}; none ever affects another connection.
+ */
+public enum Violation {
+    /** A receive completion shorter than the 16-byte BSDH. */
+    SHORT_MESSAGE("message shorter than the BSDH"),
+    /** The BSDH's {@code len} disagrees with the bytes the completion delivered. */
+    LENGTH_MISMATCH("BSDH len disagrees with the received length"),
+    /** A message id the specification does not define. */
+    UNKNOWN_MID("unknown message id"),
+    /** A defined message id this connection does not support (zero copy, mode changes …). */
+    UNSUPPORTED_MID("unsupported message id"),
+    /** A Data or control message before the Hello/HelloAck exchange finished. */
+    DATA_BEFORE_HELLO("message before Hello/HelloAck"),
+    /** A second Hello or HelloAck, or one sent by the wrong side. */
+    SECOND_HELLO("second or misdirected Hello/HelloAck"),
+    /** A Hello or HelloAck with a bad version, buffer size or advertisement count. */
+    BAD_HELLO("bad Hello/HelloAck"),
+    /** {@code mseq} is not the previous message's plus one. */
+    MSEQ_OUT_OF_ORDER("mseq out of order"),
+    /** {@code mseq_ack} acknowledges a message never sent, or goes backwards. */
+    ACK_OUT_OF_RANGE("mseq_ack out of range"),
+    /** {@code bufs} larger than any receive queue this implementation accepts. */
+    BUFS_OUT_OF_RANGE("bufs out of range"),
+    /** A message the sender had no credit for (data needs two, the last is for credit updates). */
+    NO_CREDIT("message without credit"),
+    /** A Data message with payload after the peer's DisConn, or a second DisConn. */
+    DATA_AFTER_DISCONN("message after DisConn");
+
+    private final String description;
+
+    Violation(String description) {
+        this.description = description;
+    }
+
+    /**
+     * A short description.
+     *
+     * @return e.g. "mseq out of order"
+     */
+    public String description() {
+        return description;
+    }
+}

@@ -1,0 +1,1523 @@
+package io.jsdp.flow.engine;
+
+import static io.jsdp.flow.engine.SdpStack.TRACE;
+
+import io.jsdp.flow.FlowControl;
+import io.jsdp.flow.Violation;
+import io.jsdp.flow.credit.CreditFlowControl;
+import io.jsdp.flow.wire.Bsdh;
+import io.jsdp.flow.wire.Hello;
+import io.jsdp.flow.wire.HelloAck;
+import io.jsdp.flow.wire.MessageId;
+import io.jsdp.ras.Ffdc;
+import io.jsdp.ras.TraceLevel;
+import io.jsdp.verbs.Access;
+import io.jsdp.verbs.CmEvent;
+import io.jsdp.verbs.CmId;
+import io.jsdp.verbs.CompletionQueue;
+import io.jsdp.verbs.ConnectionParameters;
+import io.jsdp.verbs.DeviceMemory;
+import io.jsdp.verbs.Errno;
+import io.jsdp.verbs.MemoryRegion;
+import io.jsdp.verbs.Opcode;
+import io.jsdp.verbs.QueuePair;
+import io.jsdp.verbs.QueuePairAttributes;
+import io.jsdp.verbs.RdmaDevice;
+import io.jsdp.verbs.ReceiveWorkRequest;
+import io.jsdp.verbs.SendFlags;
+import io.jsdp.verbs.SendWorkRequest;
+import io.jsdp.verbs.VerbsException;
+import io.jsdp.verbs.WcStatus;
+import io.jsdp.verbs.WorkCompletion;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * One SDP connection: a TCP-like byte stream over a reliable-connected queue pair with buffer-copy
+ * data transfer and credit-based flow control ({@code docs/protocol.md}).
+ *
+ * <h2>API</h2>
+ * Non-blocking {@link #read} and {@link #write} return counts or negative status codes
+ * ({@link #EOF}, {@link #FAILED}, {@link #CLOSED}, {@link #OUTPUT_SHUT}), never throw, and allocate
+ * nothing; {@link #readyOps()} and a {@link ReadinessListener} report readiness; {@link #await} blocks
+ * (spinning for {@link SdpOptions#spinNs()}, then parking — never in a monitor or native wait, so
+ * virtual threads keep their carriers). The engine knows nothing of NIO: the provider maps the codes
+ * and {@link #failure()} to the JDK's exceptions.
+ *
+ * <h2>Memory</h2>
+ * One device-memory block per connection, registered once:
+ * {@code [receive buffers R × B][send slots S × B][control slots C × 256]}. A message occupies one
+ * receive buffer until the application has read all of it; then the buffer is reposted. A write copies
+ * into the open send slot; a slot goes on the wire as one message when it is full, or — partly full —
+ * when nothing else of ours is in flight or {@code TCP_NODELAY} is set (Nagle's rule with the send
+ * completion standing in for the ACK), and only while the peer has credits.
+ *
+ * <h2>Threads and locking</h2>
+ * Every field below the lock banner is guarded by {@link #lock} (a {@link ReentrantLock}: waiters
+ * park). The application's reader and writer, the stack's progress thread (armed completion events),
+ * its CM thread and its timer all take it briefly; nobody blocks while holding it except in
+ * {@link Condition#awaitNanos}, which releases it. Waking a parked waiter on an asynchronous close:
+ * the close moves the queue pair to ERROR, whose flush completions fire the armed queue.
+ */
+public final class SdpConnection {
+    /** {@link #read} status: the peer shut its output down and every byte was read. */
+    public static final int EOF = -1;
+    /** {@link #read}/{@link #write} status: the connection failed; see {@link #failure()}. */
+    public static final int FAILED = -2;
+    /** {@link #read}/{@link #write} status: this side closed the connection. */
+    public static final int CLOSED = -3;
+    /** {@link #write} status: this side shut its output down. */
+    public static final int OUTPUT_SHUT = -4;
+
+    /** Ready: {@link #read} would return data, EOF or a failure. */
+    public static final int OP_READ = 1;
+    /** Ready: {@link #write} would accept bytes or return a failure. */
+    public static final int OP_WRITE = 1 << 2;
+    /** Ready: the connect finished, well or not. */
+    public static final int OP_CONNECT = 1 << 3;
+    /** Ready: both directions ended (graceful or failed) and nothing is left to read. */
+    public static final int OP_ENDED = 1 << 4;
+
+    /** Connection states; each move goes through {@code transition} and is traced. */
+    public enum State {
+        /** Connection manager at work (address, route, connect / accept). */
+        CONNECTING,
+        /** The queue pair is up; Hello/HelloAck not exchanged yet. */
+        HANDSHAKE,
+        /** Data may flow. Half-closes are flags on top of it. */
+        ESTABLISHED,
+        /** Both DisConns exchanged: graceful end (unread data may remain for the application). */
+        FINISHED,
+        /** Failed or aborted; see {@link SdpConnection#failure()}. */
+        FAILED
+    }
+
+    static final int CTRL_SLOTS = 4;
+    static final int CTRL_SLOT_BYTES = 256;
+    private static final int INLINE_LIMIT = 256;
+    private static final long KIND_SHIFT = 40;
+    private static final long KIND_RECV = 1L << KIND_SHIFT;
+    private static final long KIND_DATA = 2L << KIND_SHIFT;
+    private static final long KIND_CTRL = 3L << KIND_SHIFT;
+    private static final long KIND_KEEPALIVE = 4L << KIND_SHIFT;
+    private static final long INDEX_MASK = (1L << KIND_SHIFT) - 1;
+    private static final AtomicLong IDS = new AtomicLong();
+
+    // ---- immutable after construction
+    private final long connectionId = IDS.incrementAndGet();
+    private final SdpStack stack;
+    private final CmId cmId;
+    private final boolean active;
+    private final SdpOptions options;
+    private final int bufferBytes;
+    private final int recvCount;
+    private final int sendCount;
+    private final int sendBase;
+    private final int ctrlBase;
+    private final CompletionQueue cq;
+    private final DeviceMemory memory;
+    private final MemoryRegion mr;
+    private final long mrAddress;
+    private final int lkey;
+    private final int maxInline;
+    private final ByteBuffer mem;
+    private final FlowControl fc = new CreditFlowControl();
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    private final WorkCompletion[] wcs = new WorkCompletion[16];
+    private final SendWorkRequest swr = new SendWorkRequest(1);
+    private final ReceiveWorkRequest rwr = new ReceiveWorkRequest(1);
+    private final Bsdh bsdh = new Bsdh();
+    private volatile ReadinessListener listener;
+
+    // ---- guarded by lock
+    private State state = State.CONNECTING;
+    private Failure failure;
+    private String failureDetail;
+    private QueuePair qp;
+    private boolean released;
+    private boolean cqClosed;
+    private SdpListener owner;
+    /** The owning listener must hear that the handshake ended (well or not); told after unlock. */
+    private boolean pendingOwnerNotice;
+    private InetSocketAddress remote;
+    private ScheduledFuture<?> connectTimer;
+    private ScheduledFuture<?> closeTimer;
+    private ScheduledFuture<?> keepAliveTimer;
+    private int peerBufferBytes;
+    private int goal;
+    /** Application flags. */
+    private boolean appClosed;
+    private boolean inputShut;
+    private boolean outputShut;
+    private boolean disconnSent;
+    private boolean disconnSendDone;
+    private boolean disconnReceived;
+    /** Sequence numbers: the next we send, the last we received. */
+    private int nextMseq;
+    private int lastRecvMseq = -1;
+    /** Receive side: posted count; the FIFO of buffers holding unread data; read offset in the head. */
+    private int posted;
+    private final int[] unread;
+    private final int[] unreadLen;
+    private long unreadHead;
+    private long unreadTail;
+    private int headOffset;
+    private long unreadBytes;
+    /** Send side: slots posted / completed / the open slot and its fill. */
+    private long slotPosted;
+    private long slotCompleted;
+    private long slotOpen;
+    private int openBytes;
+    private final int[] slotLen;
+    private long ctrlPosted;
+    private long ctrlCompleted;
+    private boolean keepAliveOutstanding;
+    private long activity;
+    private long activityAtLastProbe;
+    private int waiters;
+    /** Counters for snapshots and statistics. */
+    private long bytesSent;
+    private long bytesReceived;
+    private long messagesSent;
+    private long messagesReceived;
+    private long creditStalls;
+    private int lastNotifiedOps = -1;
+
+    SdpConnection(SdpStack stack, CmId cmId, boolean active, SdpOptions options) throws VerbsException {
+        this.stack = stack;
+        this.cmId = cmId;
+        this.active = active;
+        this.options = options;
+        this.bufferBytes = options.bufferBytes();
+        this.recvCount = options.receiveBuffers();
+        this.sendCount = options.sendBuffers();
+        this.sendBase = recvCount * bufferBytes;
+        this.ctrlBase = sendBase + sendCount * bufferBytes;
+        this.unread = new int[recvCount];
+        this.unreadLen = new int[recvCount];
+        this.slotLen = new int[sendCount];
+        for (int i = 0; i < wcs.length; i++) {
+            wcs[i] = new WorkCompletion();
+        }
+        RdmaDevice device = stack.device();
+        this.maxInline = Math.min(INLINE_LIMIT, device.capabilities().maxInlineData());
+        CompletionQueue q = null;
+        DeviceMemory m = null;
+        MemoryRegion r = null;
+        try {
+            q = device.createCompletionQueue(stack.completionChannel(), recvCount + sendCount + CTRL_SLOTS + 4);
+            m = device.allocateMemory(ctrlBase + CTRL_SLOTS * CTRL_SLOT_BYTES);
+            r = stack.pd().register(m.buffer(), Access.LOCAL_WRITE);
+        } catch (VerbsException | RuntimeException e) {
+            if (r != null) {
+                r.close();
+            }
+            if (m != null) {
+                m.close();
+            }
+            if (q != null) {
+                q.close();
+            }
+            throw e;
+        }
+        this.cq = q;
+        this.memory = m;
+        this.mr = r;
+        this.mrAddress = r.address();
+        this.lkey = r.lkey();
+        this.mem = m.buffer();
+        bsdh.wrap(mem, 0);
+        stack.register(cq, this);
+        stack.register(cmId, this::onCmEvent);
+    }
+
+    // ------------------------------------------------------------------ set-up
+
+    void startConnect(InetSocketAddress destination) {
+        lock.lock();
+        try {
+            remote = destination;
+            connectTimer = stack.schedule(this::onConnectTimeout, TimeUnit.MILLISECONDS.toNanos(options.connectTimeoutMs()));
+            cmId.resolveAddress(destination, Math.min(options.connectTimeoutMs(), 2_000));
+        } catch (VerbsException e) {
+            failLocked(Failure.UNREACHABLE, "resolve " + destination + ": " + e.getMessage(), false, false);
+        } finally {
+            unlockAndNotify();
+        }
+    }
+
+    /** Passive side: create the queue pair on the request's id, post receives and accept. */
+    boolean startAccept(SdpListener listener) {
+        lock.lock();
+        try {
+            owner = listener;
+            remote = cmId.remoteAddress();
+            connectTimer = stack.schedule(this::onConnectTimeout, TimeUnit.MILLISECONDS.toNanos(options.connectTimeoutMs()));
+            createQueuePairLocked();
+            armLocked();
+            cmId.accept(new ConnectionParameters().retryCount(5).rnrRetryCount(0));
+            return true;
+        } catch (VerbsException e) {
+            failLocked(Failure.DEVICE_ERROR, "accept: " + e.getMessage(), false, true);
+            return false;
+        } finally {
+            unlockAndNotify();
+        }
+    }
+
+    private void createQueuePairLocked() throws VerbsException {
+        QueuePairAttributes attrs = new QueuePairAttributes().sendCq(cq).recvCq(cq)
+            .maxSendWr(sendCount + CTRL_SLOTS + 2).maxRecvWr(recvCount).maxSendSge(1).maxRecvSge(1)
+            .maxInlineData(maxInline);
+        qp = cmId.createQueuePair(stack.pd(), attrs);
+        for (int i = 0; i < recvCount; i++) {
+            if (!postReceiveLocked(i)) {
+                throw new VerbsException(Errno.ENOMEM, "cannot post receive " + i);
+            }
+        }
+    }
+
+    private void onCmEvent(CmEvent e) {
+        lock.lock();
+        try {
+            if (released) {
+                return;
+            }
+            switch (e.type()) {
+                case ADDR_RESOLVED -> cmId.resolveRoute(Math.min(options.connectTimeoutMs(), 2_000));
+                case ROUTE_RESOLVED -> {
+                    createQueuePairLocked();
+                    cmId.connect(new ConnectionParameters().retryCount(5).rnrRetryCount(0)
+                        .connectTimeoutMs(options.connectTimeoutMs()));
+                }
+                case ESTABLISHED -> onEstablishedLocked();
+                case REJECTED -> failLocked(Failure.CONNECTION_REFUSED, "rejected by " + remote + " (status "
+                    + e.status() + ")", false, false);
+                case UNREACHABLE -> failLocked(Failure.CONNECT_TIMEOUT, "no answer from " + remote, false, false);
+                case ADDR_ERROR, ROUTE_ERROR, CONNECT_ERROR -> failLocked(Failure.UNREACHABLE, e.type() + " for "
+                    + remote + " (status " + e.status() + ")", false, false);
+                case DISCONNECTED -> onDisconnectedLocked();
+                default -> {
+                    // TIMEWAIT_EXIT and the like carry nothing for the stream
+                }
+            }
+        } catch (VerbsException ex) {
+            failLocked(active ? Failure.UNREACHABLE : Failure.DEVICE_ERROR, e.type() + ": " + ex.getMessage(), false, true);
+        } finally {
+            unlockAndNotify();
+        }
+    }
+
+    private void onEstablishedLocked() {
+        if (state != State.CONNECTING) {
+            return;
+        }
+        transition(State.HANDSHAKE);
+        if (active) {
+            // In-band Hello (sdp-wire.md C.7): our first SEND, mseq 0, our posted receives in bufs.
+            int off = ctrlSlotOffset();
+            new Hello().wrap(bsdh.buffer(), off).put(1, bufferBytes, cmId.localAddress(), remote, 0);
+            postControlLocked(MessageId.HELLO, Hello.LENGTH, -1);
+        }
+        armLocked();
+    }
+
+    private void onConnectTimeout() {
+        lock.lock();
+        try {
+            if (state == State.CONNECTING || state == State.HANDSHAKE) {
+                failLocked(Failure.CONNECT_TIMEOUT, "not established within " + options.connectTimeoutMs() + " ms (state "
+                    + state + ")", true, !active || state == State.HANDSHAKE);
+            }
+        } finally {
+            unlockAndNotify();
+        }
+    }
+
+    // ------------------------------------------------------------------ application API
+
+    /**
+     * Reads into {@code dst} what has arrived, without blocking.
+     *
+     * @param dst where to put the bytes (its position advances)
+     * @return bytes read (0 when nothing is there yet or {@code dst} is full), {@link #EOF},
+     *     {@link #FAILED} or {@link #CLOSED}
+     */
+    public int read(ByteBuffer dst) {
+        lock.lock();
+        try {
+            if (appClosed) {
+                return CLOSED;
+            }
+            if (state == State.FAILED) {
+                return FAILED;
+            }
+            if (inputShut) {
+                return EOF;
+            }
+            progressLocked();
+            if (state == State.FAILED) {
+                return FAILED;
+            }
+            int n = copyOutLocked(dst);
+            if (n > 0) {
+                transmitLocked();
+                maybeReleaseLocked();
+                return n;
+            }
+            if (unreadHead == unreadTail && (disconnReceived || state == State.FINISHED)) {
+                maybeReleaseLocked();
+                return EOF;
+            }
+            return 0;
+        } finally {
+            unlockAndNotify();
+        }
+    }
+
+    private int copyOutLocked(ByteBuffer dst) {
+        int total = 0;
+        while (unreadHead != unreadTail && dst.hasRemaining()) {
+            int slot = (int) (unreadHead % recvCount);
+            int buf = unread[slot];
+            int left = unreadLen[slot] - headOffset;
+            int n = Math.min(left, dst.remaining());
+            int from = buf * bufferBytes + Bsdh.LENGTH + headOffset;
+            dst.put(dst.position(), mem, from, n);
+            dst.position(dst.position() + n);
+            total += n;
+            headOffset += n;
+            if (headOffset == unreadLen[slot]) {
+                unreadHead++;
+                headOffset = 0;
+                if (!postReceiveLocked(buf)) {
+                    return total;
+                }
+            }
+        }
+        unreadBytes -= total;
+        return total;
+    }
+
+    /**
+     * Copies as much of {@code src} as the send buffer takes and sends what flow control allows,
+     * without blocking.
+     *
+     * @param src the bytes (its position advances)
+     * @return bytes taken (0 when the send buffer is full or the connection is not established yet),
+     *     {@link #FAILED}, {@link #CLOSED} or {@link #OUTPUT_SHUT}
+     */
+    public int write(ByteBuffer src) {
+        lock.lock();
+        try {
+            if (appClosed) {
+                return CLOSED;
+            }
+            if (state == State.FAILED) {
+                return FAILED;
+            }
+            if (outputShut) {
+                return OUTPUT_SHUT;
+            }
+            if (state != State.ESTABLISHED) {
+                return 0;
+            }
+            progressLocked();
+            if (state == State.FAILED) {
+                return FAILED;
+            }
+            int total = 0;
+            while (src.hasRemaining()) {
+                if (openBytes == 0 && slotOpen - slotCompleted == sendCount) {
+                    break; // every slot is in use
+                }
+                int slot = (int) (slotOpen % sendCount);
+                int n = Math.min(src.remaining(), goal - openBytes);
+                mem.put(sendBase + slot * bufferBytes + Bsdh.LENGTH + openBytes, src, src.position(), n);
+                src.position(src.position() + n);
+                openBytes += n;
+                total += n;
+                if (openBytes == goal) {
+                    closeOpenSlotLocked();
+                }
+            }
+            transmitLocked();
+            if (total == 0 && state == State.ESTABLISHED) {
+                creditStalls++;
+            }
+            if (hasPendingOutputLocked()) {
+                armLocked();
+            }
+            return state == State.FAILED && total == 0 ? FAILED : total;
+        } finally {
+            unlockAndNotify();
+        }
+    }
+
+    private void closeOpenSlotLocked() {
+        slotLen[(int) (slotOpen % sendCount)] = openBytes;
+        slotOpen++;
+        openBytes = 0;
+    }
+
+    /**
+     * Ends this side's output (TCP {@code shutdownOutput}): written data is still delivered, then a
+     * DisConn tells the peer, whose reads then return EOF. Idempotent.
+     */
+    public void shutdownOutput() {
+        lock.lock();
+        try {
+            if (outputShut || state == State.FAILED) {
+                return;
+            }
+            outputShut = true;
+            traceRare("conn.shutdownOutput");
+            if (state == State.ESTABLISHED) {
+                transmitLocked();
+                armLocked();
+            }
+        } finally {
+            unlockAndNotify();
+        }
+    }
+
+    /**
+     * Ends this side's input (TCP {@code shutdownInput}): reads return EOF; data the peer still sends
+     * is taken and dropped, so its writes never block on this side. Idempotent.
+     */
+    public void shutdownInput() {
+        lock.lock();
+        try {
+            if (inputShut) {
+                return;
+            }
+            inputShut = true;
+            discardUnreadLocked();
+            if (state == State.ESTABLISHED) {
+                transmitLocked();
+            }
+        } finally {
+            unlockAndNotify();
+        }
+    }
+
+    private void discardUnreadLocked() {
+        while (unreadHead != unreadTail) {
+            int buf = unread[(int) (unreadHead % recvCount)];
+            unreadHead++;
+            if (!released && state != State.FAILED) {
+                postReceiveLocked(buf);
+            }
+        }
+        headOffset = 0;
+        unreadBytes = 0;
+    }
+
+    /**
+     * Closes the connection as TCP's {@code close} does: gracefully (written data is delivered, then
+     * DisConn; resources are freed once the peer's DisConn arrives, or after
+     * {@link SdpOptions#closeTimeoutMs()} with an abort) — or abortively, as a reset the peer sees, when
+     * {@code SO_LINGER} is 0, when unread data is left, or before the connection was established.
+     * Returns at once; {@link #awaitReleased} waits for the end. Idempotent.
+     */
+    public void close() {
+        lock.lock();
+        try {
+            if (appClosed) {
+                return;
+            }
+            appClosed = true;
+            traceRare("conn.close");
+            switch (state) {
+                case CONNECTING, HANDSHAKE -> failLocked(Failure.ABORTED, "closed while connecting", true, false);
+                case ESTABLISHED -> {
+                    if (options.lingerSeconds() == 0 || unreadHead != unreadTail) {
+                        failLocked(Failure.ABORTED, options.lingerSeconds() == 0 ? "SO_LINGER 0" : "closed with "
+                            + unreadBytes + " unread bytes", true, false);
+                    } else {
+                        outputShut = true;
+                        closeTimer = stack.schedule(this::onCloseTimeout, TimeUnit.MILLISECONDS.toNanos(options.closeTimeoutMs()));
+                        transmitLocked();
+                        maybeFinishLocked();
+                        armLocked();
+                    }
+                }
+                default -> {
+                    discardUnreadLocked();
+                    maybeReleaseLocked();
+                }
+            }
+        } finally {
+            unlockAndNotify();
+        }
+    }
+
+    /** Aborts the connection: the peer sees a reset, unread and unsent data are dropped. */
+    public void abort() {
+        lock.lock();
+        try {
+            appClosed = true;
+            failLocked(Failure.ABORTED, "aborted by the application", true, false);
+        } finally {
+            unlockAndNotify();
+        }
+    }
+
+    private void onCloseTimeout() {
+        lock.lock();
+        try {
+            if (state == State.ESTABLISHED) {
+                failLocked(Failure.CLOSE_TIMEOUT, "the peer's DisConn did not come within " + options.closeTimeoutMs()
+                    + " ms of close", true, true);
+            }
+        } finally {
+            unlockAndNotify();
+        }
+    }
+
+    /**
+     * The ready operations now, after taking what completions are there.
+     *
+     * @return a combination of {@link #OP_READ}, {@link #OP_WRITE}, {@link #OP_CONNECT}, {@link #OP_ENDED}
+     */
+    public int readyOps() {
+        lock.lock();
+        try {
+            progressLocked();
+            return readyOpsLocked();
+        } finally {
+            unlockAndNotify();
+        }
+    }
+
+    private int readyOpsLocked() {
+        int ops = 0;
+        boolean failed = state == State.FAILED;
+        if (failed || unreadHead != unreadTail || disconnReceived || inputShut || state == State.FINISHED) {
+            ops |= OP_READ;
+        }
+        if (failed || (state == State.ESTABLISHED && !outputShut && (openBytes > 0 && openBytes < goal
+            || slotOpen - slotCompleted < sendCount))) {
+            ops |= OP_WRITE;
+        }
+        if (state != State.CONNECTING && state != State.HANDSHAKE) {
+            ops |= OP_CONNECT;
+        }
+        if (failed || (state == State.FINISHED && unreadHead == unreadTail)) {
+            ops |= OP_ENDED;
+        }
+        return ops;
+    }
+
+    /**
+     * Waits until one of {@code ops} is ready: spins for {@link SdpOptions#spinNs()} polling the queue,
+     * then arms it and parks until the progress thread signals a change.
+     *
+     * @param ops the operations of interest
+     * @param timeoutNs the longest wait; 0 only checks
+     * @return the ready operations among {@code ops}, 0 when the time ran out
+     * @throws InterruptedException when the thread is interrupted while parked
+     */
+    public int await(int ops, long timeoutNs) throws InterruptedException {
+        long start = System.nanoTime();
+        long spinUntil = start + Math.min(options.spinNs(), timeoutNs);
+        for (;;) {
+            int r = readyOps() & ops;
+            if (r != 0) {
+                return r;
+            }
+            long now = System.nanoTime();
+            if (now - spinUntil >= 0) {
+                break;
+            }
+            Thread.onSpinWait();
+        }
+        lock.lock();
+        try {
+            waiters++;
+            try {
+                for (;;) {
+                    progressLocked();
+                    int r = readyOpsLocked() & ops;
+                    if (r != 0) {
+                        return r;
+                    }
+                    long left = timeoutNs - (System.nanoTime() - start);
+                    if (left <= 0) {
+                        return 0;
+                    }
+                    if (!armLocked()) {
+                        continue; // completions arrived while arming: look again
+                    }
+                    changed.awaitNanos(left);
+                }
+            } finally {
+                waiters--;
+            }
+        } finally {
+            unlockAndNotify();
+        }
+    }
+
+    /**
+     * Waits for the connect to finish.
+     *
+     * @param timeoutNs the longest wait
+     * @return true when established, false when it failed (see {@link #failure()}) or time ran out
+     * @throws InterruptedException when interrupted
+     */
+    public boolean awaitConnected(long timeoutNs) throws InterruptedException {
+        await(OP_CONNECT, timeoutNs);
+        lock.lock();
+        try {
+            return state == State.ESTABLISHED || state == State.FINISHED;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Waits until the connection has ended (graceful or failed) and released its resources.
+     *
+     * @param timeoutNs the longest wait
+     * @return true when released
+     * @throws InterruptedException when interrupted
+     */
+    public boolean awaitReleased(long timeoutNs) throws InterruptedException {
+        long deadline = System.nanoTime() + timeoutNs;
+        lock.lock();
+        try {
+            waiters++;
+            try {
+                while (!released) {
+                    progressLocked();
+                    maybeReleaseLocked();
+                    if (released) {
+                        break;
+                    }
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        return false;
+                    }
+                    if (armLocked()) {
+                        changed.awaitNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(50)));
+                    }
+                }
+                return true;
+            } finally {
+                waiters--;
+            }
+        } finally {
+            unlockAndNotify();
+        }
+    }
+
+    /**
+     * Sets the listener told when readiness may have changed; while one is set the completion queue
+     * stays armed so the progress thread sees every arrival.
+     *
+     * @param l the listener, or null
+     */
+    public void readinessListener(ReadinessListener l) {
+        this.listener = l;
+        lock.lock();
+        try {
+            lastNotifiedOps = -1;
+            if (l != null) {
+                armLocked();
+            }
+        } finally {
+            unlockAndNotify();
+        }
+    }
+
+    // ------------------------------------------------------------------ progress
+
+    /** The stack's progress thread: our armed queue fired. */
+    void onCompletionEvent() {
+        lock.lock();
+        try {
+            progressLocked();
+            if (needsArmLocked()) {
+                armLocked();
+            }
+            changed.signalAll();
+        } finally {
+            unlockAndNotify();
+        }
+    }
+
+    private boolean needsArmLocked() {
+        if (released) {
+            return false;
+        }
+        return waiters > 0 || listener != null || state == State.CONNECTING || state == State.HANDSHAKE
+            || hasPendingOutputLocked() || (appClosed && state == State.ESTABLISHED);
+    }
+
+    private boolean hasPendingOutputLocked() {
+        return slotPosted < slotOpen || openBytes > 0 || (outputShut && !disconnSendDone) || slotCompleted < slotPosted
+            || fc.creditUpdateNeeded(posted, lastRecvMseq, recvCount);
+    }
+
+    /**
+     * Arms the queue and looks once more, so a completion that came before the arm is not missed.
+     *
+     * @return true when armed with nothing new; false when completions were taken (look again)
+     */
+    private boolean armLocked() {
+        if (released) {
+            return true;
+        }
+        cq.requestNotify(false);
+        return progressLocked() == 0;
+    }
+
+    /** Takes every completion there is, then sends what may go. */
+    private int progressLocked() {
+        if (released) {
+            return 0;
+        }
+        int n = drainLocked();
+        if (state == State.ESTABLISHED) {
+            transmitLocked();
+        }
+        return n;
+    }
+
+    private int drainLocked() {
+        int total = 0;
+        for (;;) {
+            if (released) {
+                return total;
+            }
+            int n = cq.poll(wcs, wcs.length);
+            if (n < 0) {
+                failLocked(Failure.DEVICE_ERROR, "completion queue overflow (errno " + -n + ")", false, true);
+                return total;
+            }
+            for (int i = 0; i < n; i++) {
+                try {
+                    handleCompletionLocked(wcs[i]);
+                } catch (RuntimeException e) {
+                    // never throw out of completion handling: the connection fails, others go on
+                    internalErrorLocked(e);
+                }
+            }
+            total += n;
+            if (n < wcs.length) {
+                return total;
+            }
+        }
+    }
+
+    private void handleCompletionLocked(WorkCompletion wc) {
+        long kind = wc.wrId() & ~INDEX_MASK;
+        int index = (int) (wc.wrId() & INDEX_MASK);
+        activity++;
+        if (kind == KIND_RECV) {
+            posted--;
+            handleReceiveLocked(wc, index);
+            return;
+        }
+        if (!wc.isSuccess()) {
+            if (state != State.FAILED && state != State.FINISHED) {
+                Failure f = kind == KIND_KEEPALIVE ? Failure.KEEPALIVE_TIMEOUT : Failure.DEVICE_ERROR;
+                failLocked(f, "send completion " + wc.status() + " (" + kindName(kind) + ")", false, true);
+            }
+            return;
+        }
+        if (kind == KIND_DATA) {
+            slotCompleted++;
+        } else if (kind == KIND_CTRL) {
+            ctrlCompleted++;
+            if (index == MessageId.DISCONN) {
+                disconnSendDone = true;
+                maybeFinishLocked();
+            }
+        } else if (kind == KIND_KEEPALIVE) {
+            keepAliveOutstanding = false;
+        }
+    }
+
+    private static String kindName(long kind) {
+        if (kind == KIND_DATA) {
+            return "data";
+        }
+        if (kind == KIND_CTRL) {
+            return "control";
+        }
+        return kind == KIND_KEEPALIVE ? "keepalive" : "receive";
+    }
+
+    private void handleReceiveLocked(WorkCompletion wc, int buf) {
+        if (!wc.isSuccess()) {
+            if (state != State.FAILED && state != State.FINISHED && !(wc.status() == WcStatus.WR_FLUSH_ERR && released)) {
+                failLocked(Failure.DEVICE_ERROR, "receive completion " + wc.status(), false, true);
+            }
+            return;
+        }
+        if (state == State.FAILED) {
+            return;
+        }
+        messagesReceived++;
+        int len = wc.byteLen();
+        int off = buf * bufferBytes;
+        if (len < Bsdh.LENGTH) {
+            violationLocked(Violation.SHORT_MESSAGE, "received " + len + " bytes");
+            return;
+        }
+        bsdh.at(off);
+        int mid = bsdh.mid();
+        if (bsdh.len() != len) {
+            violationLocked(Violation.LENGTH_MISMATCH, MessageId.name(mid) + " says len " + bsdh.len()
+                + ", the completion delivered " + len);
+            return;
+        }
+        int mseq = bsdh.mseq();
+        int ack = bsdh.mseqAck();
+        int bufs = bsdh.bufs();
+        if (state == State.CONNECTING || state == State.HANDSHAKE) {
+            handleHandshakeMessageLocked(buf, off, mid, mseq, bufs, len);
+            return;
+        }
+        if (mid == MessageId.HELLO || mid == MessageId.HELLO_ACK) {
+            violationLocked(Violation.SECOND_HELLO, MessageId.name(mid) + " with mseq " + mseq + " after the handshake");
+            return;
+        }
+        if (!MessageId.isDefined(mid)) {
+            violationLocked(Violation.UNKNOWN_MID, "mid " + MessageId.name(mid) + " mseq " + mseq);
+            return;
+        }
+        if (mseq != lastRecvMseq + 1) {
+            violationLocked(Violation.MSEQ_OUT_OF_ORDER, MessageId.name(mid) + " mseq " + mseq + ", expected "
+                + (lastRecvMseq + 1));
+            return;
+        }
+        int payload = len - Bsdh.LENGTH;
+        boolean creditUpdate = mid == MessageId.DATA && payload == 0;
+        Violation v = fc.onReceive(mseq, ack, bufs, creditUpdate, nextMseq);
+        if (v != null) {
+            violationLocked(v, MessageId.name(mid) + " mseq " + mseq + " mseq_ack " + ack + " bufs " + bufs
+                + " (next mseq of ours " + nextMseq + "; " + fc.describe() + ")");
+            return;
+        }
+        lastRecvMseq = mseq;
+        switch (mid) {
+            case MessageId.DATA -> {
+                if (payload == 0) {
+                    postReceiveLocked(buf);
+                } else if (disconnReceived) {
+                    violationLocked(Violation.DATA_AFTER_DISCONN, payload + " bytes of Data after DisConn");
+                } else if (appClosed) {
+                    // TCP answers data for a closed socket with a reset
+                    postReceiveLocked(buf);
+                    failLocked(Failure.ABORTED, payload + " bytes arrived after close", true, false);
+                } else if (inputShut) {
+                    bytesReceived += payload;
+                    postReceiveLocked(buf);
+                } else {
+                    bytesReceived += payload;
+                    int slot = (int) (unreadTail % recvCount);
+                    unread[slot] = buf;
+                    unreadLen[slot] = payload;
+                    unreadTail++;
+                    unreadBytes += payload;
+                }
+            }
+            case MessageId.DISCONN -> {
+                if (disconnReceived) {
+                    violationLocked(Violation.DATA_AFTER_DISCONN, "second DisConn");
+                    return;
+                }
+                disconnReceived = true;
+                traceRare("conn.disconnReceived");
+                postReceiveLocked(buf);
+                maybeFinishLocked();
+            }
+            case MessageId.ABORT_CONN -> {
+                postReceiveLocked(buf);
+                failLocked(Failure.RESET_BY_PEER, "AbortConn from the peer", false, true);
+            }
+            default -> violationLocked(Violation.UNSUPPORTED_MID, MessageId.name(mid) + " mseq " + mseq);
+        }
+    }
+
+    private void handleHandshakeMessageLocked(int buf, int off, int mid, int mseq, int bufs, int len) {
+        if (active && mid == MessageId.HELLO_ACK && mseq == 0 && state == State.HANDSHAKE) {
+            HelloAck ack = new HelloAck().wrap(bsdh.buffer(), off);
+            if (len < HelloAck.LENGTH || ack.majorVersion() != Hello.VERSION >>> 4 || ack.maxAdverts() == 0
+                || ack.actualRcvSize() < SdpOptions.BUFFER_BYTES_MIN || ack.actualRcvSize() > SdpOptions.BUFFER_BYTES_MAX
+                || bufs > CreditFlowControl.MAX_BUFS) {
+                violationLocked(Violation.BAD_HELLO, "HelloAck len " + len + " version " + ack.majorVersion() + " adverts "
+                    + ack.maxAdverts() + " actrcvsz " + ack.actualRcvSize() + " bufs " + bufs);
+                return;
+            }
+            lastRecvMseq = 0;
+            peerBufferBytes = (int) ack.actualRcvSize();
+            fc.onHandshake(true, bufs);
+            postReceiveLocked(buf);
+            establishedLocked();
+            return;
+        }
+        if (!active && mid == MessageId.HELLO && mseq == 0) {
+            Hello hello = new Hello().wrap(bsdh.buffer(), off);
+            if (len < Hello.LENGTH || hello.majorVersion() != Hello.VERSION >>> 4 || hello.maxAdverts() == 0
+                || hello.localRcvSize() < SdpOptions.BUFFER_BYTES_MIN || hello.localRcvSize() > SdpOptions.BUFFER_BYTES_MAX
+                || bufs < 1 || bufs > CreditFlowControl.MAX_BUFS) {
+                violationLocked(Violation.BAD_HELLO, "Hello len " + len + " version " + hello.majorVersion() + " adverts "
+                    + hello.maxAdverts() + " localrcvsz " + hello.localRcvSize() + " bufs " + bufs);
+                return;
+            }
+            if (state == State.CONNECTING) {
+                transition(State.HANDSHAKE); // the Hello can overtake our ESTABLISHED event
+            }
+            lastRecvMseq = 0;
+            peerBufferBytes = (int) hello.localRcvSize();
+            fc.onHandshake(false, bufs);
+            postReceiveLocked(buf);
+            int ctrl = ctrlSlotOffset();
+            new HelloAck().wrap(bsdh.buffer(), ctrl).put(1, bufferBytes, hello.ipVersion() == 6 ? 6 : 4, 0);
+            postControlLocked(MessageId.HELLO_ACK, HelloAck.LENGTH, 0);
+            if (state == State.HANDSHAKE) {
+                establishedLocked();
+            }
+            return;
+        }
+        if (mid == MessageId.HELLO || mid == MessageId.HELLO_ACK) {
+            violationLocked(Violation.SECOND_HELLO, MessageId.name(mid) + " mseq " + mseq + " to the "
+                + (active ? "active" : "passive") + " side");
+        } else if (!MessageId.isDefined(mid)) {
+            violationLocked(Violation.UNKNOWN_MID, "mid " + MessageId.name(mid) + " before the handshake");
+        } else {
+            violationLocked(Violation.DATA_BEFORE_HELLO, MessageId.name(mid) + " mseq " + mseq + " before "
+                + (active ? "HelloAck" : "Hello"));
+        }
+    }
+
+    private void establishedLocked() {
+        goal = Math.min(bufferBytes, peerBufferBytes) - Bsdh.LENGTH;
+        if (connectTimer != null) {
+            connectTimer.cancel(false);
+        }
+        transition(State.ESTABLISHED);
+        if (options.keepAlive()) {
+            scheduleKeepAliveLocked();
+        }
+        if (owner != null) {
+            pendingOwnerNotice = true;
+        }
+    }
+
+    // ------------------------------------------------------------------ sending
+
+    private void transmitLocked() {
+        if (state != State.ESTABLISHED || released) {
+            return;
+        }
+        while (slotPosted < slotOpen && fc.canSend(FlowControl.DATA, posted, lastRecvMseq)) {
+            if (!postDataLocked()) {
+                return;
+            }
+        }
+        if (openBytes > 0 && slotPosted == slotOpen && fc.canSend(FlowControl.DATA, posted, lastRecvMseq)
+            && (options.noDelay() || slotCompleted == slotPosted || outputShut)) {
+            closeOpenSlotLocked();
+            if (!postDataLocked()) {
+                return;
+            }
+        }
+        if (outputShut && !disconnSent && slotPosted == slotOpen && openBytes == 0 && fc.canSend(FlowControl.DATA, posted, lastRecvMseq)
+            && ctrlPosted - ctrlCompleted < CTRL_SLOTS) {
+            disconnSent = true;
+            traceRare("conn.disconnSent");
+            postControlLocked(MessageId.DISCONN, Bsdh.LENGTH, lastRecvMseq);
+        }
+        if (state == State.ESTABLISHED && fc.creditUpdateNeeded(posted, lastRecvMseq, recvCount)
+            && fc.canSend(FlowControl.CREDIT_UPDATE, posted, lastRecvMseq) && ctrlPosted - ctrlCompleted < CTRL_SLOTS) {
+            postControlLocked(MessageId.DATA, Bsdh.LENGTH, lastRecvMseq);
+        }
+    }
+
+    private boolean postDataLocked() {
+        int slot = (int) (slotPosted % sendCount);
+        int off = sendBase + slot * bufferBytes;
+        int payload = slotLen[slot];
+        int len = Bsdh.LENGTH + payload;
+        int mseq = nextMseq++;
+        int bufs = Math.min(posted, Bsdh.MAX_BUFS);
+        bsdh.at(off).put(MessageId.DATA, 0, bufs, len, mseq, lastRecvMseq);
+        fc.onSend(mseq, bufs, lastRecvMseq);
+        swr.clear().wrId(KIND_DATA | slot).opcode(Opcode.SEND)
+            .flags(SendFlags.SIGNALED | (len <= maxInline ? SendFlags.INLINE : 0)).sge(0, mrAddress + off, len, lkey);
+        int rc = qp.postSend(swr);
+        if (rc != Errno.OK) {
+            failLocked(Failure.DEVICE_ERROR, "post of Data mseq " + mseq + " failed (errno " + rc + ")", false, true);
+            return false;
+        }
+        slotPosted++;
+        bytesSent += payload;
+        messagesSent++;
+        return true;
+    }
+
+    private int ctrlSlotOffset() {
+        return ctrlBase + (int) (ctrlPosted % CTRL_SLOTS) * CTRL_SLOT_BYTES;
+    }
+
+    /**
+     * Posts a control message whose body (past the BSDH) is already in the next control slot.
+     *
+     * @param mseqAck the acknowledgement it carries; -1 for the Hello (nothing received), sent as 0
+     */
+    private void postControlLocked(int mid, int len, int mseqAck) {
+        int off = ctrlSlotOffset();
+        int mseq = mid == MessageId.HELLO || mid == MessageId.HELLO_ACK ? 0 : nextMseq;
+        nextMseq = mseq + 1;
+        int bufs = Math.min(posted, Bsdh.MAX_BUFS);
+        bsdh.at(off).put(mid, 0, bufs, len, mseq, Math.max(mseqAck, 0));
+        fc.onSend(mseq, bufs, mseqAck);
+        swr.clear().wrId(KIND_CTRL | mid).opcode(Opcode.SEND)
+            .flags(SendFlags.SIGNALED | (len <= maxInline ? SendFlags.INLINE : 0)).sge(0, mrAddress + off, len, lkey);
+        int rc = qp.postSend(swr);
+        if (rc != Errno.OK) {
+            failLocked(Failure.DEVICE_ERROR, "post of " + MessageId.name(mid) + " failed (errno " + rc + ")", false, true);
+            return;
+        }
+        ctrlPosted++;
+        messagesSent++;
+        if (TRACE.on(TraceLevel.HOT_INTERNALS)) {
+            TRACE.record(TraceLevel.HOT_INTERNALS, "conn.ctrlSent", connectionId, mid, mseq, bufs);
+        }
+    }
+
+    private boolean postReceiveLocked(int buf) {
+        if (released || qp == null) {
+            return false;
+        }
+        rwr.wrId(KIND_RECV | buf).numSge(0).sge(0, mrAddress + (long) buf * bufferBytes, bufferBytes, lkey);
+        int rc = qp.postRecv(rwr);
+        if (rc != Errno.OK) {
+            failLocked(Failure.DEVICE_ERROR, "post of receive " + buf + " failed (errno " + rc + ")", false, true);
+            return false;
+        }
+        posted++;
+        return true;
+    }
+
+    // ------------------------------------------------------------------ keepalive
+
+    private void scheduleKeepAliveLocked() {
+        keepAliveTimer = stack.schedule(this::onKeepAliveTimer, TimeUnit.MILLISECONDS.toNanos(options.keepAliveTimeMs()));
+    }
+
+    private void onKeepAliveTimer() {
+        lock.lock();
+        try {
+            if (state != State.ESTABLISHED || released) {
+                return;
+            }
+            progressLocked();
+            if (activity == activityAtLastProbe && !keepAliveOutstanding) {
+                // OFED: an unsignaled zero-length RDMA WRITE; a dead peer shows up as RETRY_EXC_ERR.
+                swr.clear().wrId(KIND_KEEPALIVE).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED).remote(0, 0);
+                int rc = qp.postSend(swr);
+                if (rc == Errno.OK) {
+                    keepAliveOutstanding = true;
+                    armLocked();
+                }
+            }
+            activityAtLastProbe = activity;
+            if (state == State.ESTABLISHED) {
+                scheduleKeepAliveLocked();
+            }
+        } finally {
+            unlockAndNotify();
+        }
+    }
+
+    // ------------------------------------------------------------------ ending
+
+    private void maybeFinishLocked() {
+        if (state == State.ESTABLISHED && disconnReceived && disconnSendDone) {
+            transition(State.FINISHED);
+            cancelTimersLocked();
+            maybeReleaseLocked();
+        }
+    }
+
+    private void onDisconnectedLocked() {
+        progressLocked(); // the peer's DisConn may be waiting in our queue
+        if (state == State.FAILED || released) {
+            return;
+        }
+        if (state == State.ESTABLISHED && disconnReceived && disconnSent) {
+            disconnSendDone = true; // the peer disconnects only after it took our DisConn
+            maybeFinishLocked();
+            return;
+        }
+        if (state == State.FINISHED) {
+            return;
+        }
+        failLocked(state == State.ESTABLISHED ? Failure.RESET_BY_PEER : Failure.CONNECT_TIMEOUT,
+            "disconnected by the peer without DisConn in " + state, false, state == State.ESTABLISHED);
+    }
+
+    private void maybeReleaseLocked() {
+        if (released) {
+            return;
+        }
+        boolean done = state == State.FAILED || state == State.FINISHED && (appClosed || unreadHead == unreadTail);
+        if (!done) {
+            return;
+        }
+        releaseLocked();
+    }
+
+    private void releaseLocked() {
+        released = true;
+        cancelTimersLocked();
+        stack.unregister(cmId);
+        if (qp != null) {
+            try {
+                cmId.disconnect();
+            } catch (VerbsException e) {
+                // not connected (any more): nothing to tell the peer
+            }
+        }
+        cmId.close(); // destroys the queue pair: the device touches our memory no more
+        mr.close();
+        memory.close();
+        closeCqLocked(0);
+        changed.signalAll();
+        traceRare("conn.released");
+    }
+
+    /** After the stack's threads ended: close the queue if an unacknowledged event held it open. */
+    void finalCleanup() {
+        lock.lock();
+        try {
+            if (released && !cqClosed) {
+                closeCqLocked(Integer.MAX_VALUE);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void closeCqLocked(int attempt) {
+        if (cqClosed) {
+            return;
+        }
+        try {
+            cq.close();
+            cqClosed = true;
+            stack.unregister(cq);
+        } catch (VerbsException e) {
+            // an event the progress thread has not acknowledged yet: try again shortly
+            if (attempt < 100 && !cqClosed) {
+                stack.schedule(() -> {
+                    lock.lock();
+                    try {
+                        closeCqLocked(attempt + 1);
+                    } finally {
+                        lock.unlock();
+                    }
+                }, TimeUnit.MILLISECONDS.toNanos(10));
+            } else {
+                TRACE.record(TraceLevel.ERROR, "conn.cqCloseFailed", e);
+                stack.unregister(cq);
+            }
+        }
+    }
+
+    private void cancelTimersLocked() {
+        if (connectTimer != null) {
+            connectTimer.cancel(false);
+        }
+        if (closeTimer != null) {
+            closeTimer.cancel(false);
+        }
+        if (keepAliveTimer != null) {
+            keepAliveTimer.cancel(false);
+        }
+    }
+
+    private void violationLocked(Violation v, String detail) {
+        failLocked(Failure.PROTOCOL_VIOLATION, v.name() + ": " + v.description() + ": " + detail, true, true,
+            "protocol." + v.name());
+    }
+
+    void internalError(RuntimeException e) {
+        lock.lock();
+        try {
+            internalErrorLocked(e);
+        } finally {
+            unlockAndNotify();
+        }
+    }
+
+    private void internalErrorLocked(RuntimeException e) {
+        TRACE.record(TraceLevel.ERROR, "conn.internalError", e);
+        failLocked(Failure.DEVICE_ERROR, "internal error: " + e, true, true, "internal." + e.getClass().getSimpleName());
+    }
+
+    void stackClosing() {
+        lock.lock();
+        try {
+            failLocked(Failure.STACK_CLOSED, "the SDP stack closed", true, false);
+        } finally {
+            unlockAndNotify();
+        }
+    }
+
+    private void failLocked(Failure f, String detail, boolean tellPeer, boolean ffdc) {
+        failLocked(f, detail, tellPeer, ffdc, "connection." + f.name());
+    }
+
+    /**
+     * Fails the connection: state FAILED, an AbortConn to the peer when asked and possible, a
+     * disconnect (which flushes our queue pair and so wakes parked waiters), resources released.
+     */
+    private void failLocked(Failure f, String detail, boolean tellPeer, boolean ffdc, String ffdcKind) {
+        if (state == State.FAILED || released) {
+            return;
+        }
+        State from = state;
+        failure = f;
+        failureDetail = detail;
+        if (ffdc) {
+            Ffdc.capture("sdp", ffdcKind, "connection " + connectionId + " " + f + ": " + detail, snapshotLocked());
+        }
+        if (tellPeer && qp != null && (from == State.ESTABLISHED || from == State.HANDSHAKE)
+            && ctrlPosted - ctrlCompleted < CTRL_SLOTS && fc.credits() >= 1) {
+            // best effort: an AbortConn the disconnect flushes still leaves the peer a DISCONNECTED
+            postControlLocked(MessageId.ABORT_CONN, Bsdh.LENGTH, Math.max(lastRecvMseq, 0));
+        }
+        transition(State.FAILED);
+        TRACE.message(TraceLevel.RARE, "conn.failed", "connection " + connectionId + " failed: " + f + ": " + detail);
+        discardUnreadLocked();
+        releaseLocked();
+        if (owner != null) {
+            pendingOwnerNotice = true;
+        }
+    }
+
+    private void transition(State to) {
+        if (TRACE.on(TraceLevel.RARE)) {
+            TRACE.record(TraceLevel.RARE, "conn.state", connectionId, state.ordinal(), to.ordinal());
+        }
+        state = to;
+        changed.signalAll();
+    }
+
+    private void traceRare(String event) {
+        if (TRACE.on(TraceLevel.RARE)) {
+            TRACE.record(TraceLevel.RARE, event, connectionId);
+        }
+    }
+
+    /** Unlocks, then tells the listener and the owning SDP listener what changed (no lock held). */
+    private void unlockAndNotify() {
+        ReadinessListener l = listener;
+        boolean ownerNotice = pendingOwnerNotice;
+        pendingOwnerNotice = false;
+        SdpListener o = owner;
+        int ops = 0;
+        boolean notify = false;
+        if (l != null) {
+            ops = readyOpsLocked();
+            notify = ops != lastNotifiedOps;
+            lastNotifiedOps = ops;
+        }
+        lock.unlock();
+        if (ownerNotice && o != null) {
+            o.onHandshakeDone(this);
+        }
+        if (notify) {
+            l.onReady(this, ops);
+        }
+    }
+
+    // ------------------------------------------------------------------ inspection
+
+    /**
+     * The state.
+     *
+     * @return the current state
+     */
+    public State state() {
+        lock.lock();
+        try {
+            return state;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Why the connection failed.
+     *
+     * @return the failure, or null while it has not
+     */
+    public Failure failure() {
+        lock.lock();
+        try {
+            return failure;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * The failure in words.
+     *
+     * @return e.g. "PROTOCOL_VIOLATION: MSEQ_OUT_OF_ORDER …", or null
+     */
+    public String failureDetail() {
+        lock.lock();
+        try {
+            return failure == null ? null : failure + ": " + failureDetail;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Whether the device resources are freed.
+     *
+     * @return true once released
+     */
+    public boolean isReleased() {
+        lock.lock();
+        try {
+            return released;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * A JVM-wide number naming this connection in traces and FFDC records.
+     *
+     * @return the id
+     */
+    public long id() {
+        return connectionId;
+    }
+
+    /**
+     * Whether this side connected (sent the Hello).
+     *
+     * @return true for the active side
+     */
+    public boolean isActive() {
+        return active;
+    }
+
+    /**
+     * The peer's address.
+     *
+     * @return the address, or null before it is known
+     */
+    public InetSocketAddress remoteAddress() {
+        lock.lock();
+        try {
+            return remote;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * The local address.
+     *
+     * @return the address, or null before it is bound
+     */
+    public InetSocketAddress localAddress() {
+        return cmId.localAddress();
+    }
+
+    /**
+     * The flow-control scheme in use.
+     *
+     * @return e.g. {@code "credit"}
+     */
+    public String flowControl() {
+        return fc.name();
+    }
+
+    /**
+     * The settings the connection was created with.
+     *
+     * @return a copy
+     */
+    public SdpOptions options() {
+        return options.copy();
+    }
+
+    /**
+     * Bytes of data available to read without waiting for the peer.
+     *
+     * @return the count
+     */
+    public long available() {
+        lock.lock();
+        try {
+            progressLocked();
+            return unreadBytes;
+        } finally {
+            unlockAndNotify();
+        }
+    }
+
+    /**
+     * The connection's state in several lines: for FFDC records and diagnostics.
+     *
+     * @return the snapshot
+     */
+    public String snapshot() {
+        lock.lock();
+        try {
+            return snapshotLocked();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private String snapshotLocked() {
+        StringBuilder b = new StringBuilder(512);
+        b.append("connection ").append(connectionId).append(active ? " active" : " passive")
+            .append(" device ").append(stack.device().name()).append('\n')
+            .append("local ").append(cmId.localAddress()).append(" remote ").append(remote).append('\n')
+            .append("state ").append(state).append(failure == null ? "" : " failure " + failure + ": " + failureDetail)
+            .append(released ? " (released)" : "").append('\n')
+            .append("flags appClosed=").append(appClosed).append(" inputShut=").append(inputShut)
+            .append(" outputShut=").append(outputShut).append(" disconnSent=").append(disconnSent)
+            .append(" disconnSendDone=").append(disconnSendDone).append(" disconnReceived=").append(disconnReceived).append('\n')
+            .append("flow ").append(fc.describe()).append('\n')
+            .append("mseq next=").append(nextMseq).append(" lastReceived=").append(lastRecvMseq).append('\n')
+            .append("receive buffers=").append(recvCount).append('x').append(bufferBytes).append(" posted=").append(posted)
+            .append(" unreadMessages=").append(unreadTail - unreadHead).append(" unreadBytes=").append(unreadBytes).append('\n')
+            .append("send slots=").append(sendCount).append(" goal=").append(goal).append(" posted=").append(slotPosted)
+            .append(" completed=").append(slotCompleted).append(" open=").append(slotOpen).append('+').append(openBytes)
+            .append(" control posted=").append(ctrlPosted).append(" completed=").append(ctrlCompleted).append('\n')
+            .append("queue pair ").append(qp == null ? "none" : qp.qpNumber() + " " + (released ? "destroyed" : qp.state()))
+            .append('\n')
+            .append("counters bytesSent=").append(bytesSent).append(" bytesReceived=").append(bytesReceived)
+            .append(" messagesSent=").append(messagesSent).append(" messagesReceived=").append(messagesReceived)
+            .append(" creditStalls=").append(creditStalls).append('\n');
+        return b.toString();
+    }
+
+    @Override
+    public String toString() {
+        return "SdpConnection#" + connectionId + (active ? "(active)" : "(passive)");
+    }
+}

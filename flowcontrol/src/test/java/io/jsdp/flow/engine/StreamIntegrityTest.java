@@ -1,0 +1,82 @@
+package io.jsdp.flow.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Issue 5, acceptance 1 in one JVM: random write sizes (1 B – 1 MiB) against random read sizes, with
+ * every byte checked and a CRC-32C on both ends; then the same with 4 KiB buffers, three each way (two data credits and the reserved one), so
+ * the writer runs out of credits all the time.
+ */
+@Timeout(value = 300, unit = TimeUnit.SECONDS)
+class StreamIntegrityTest {
+    static final long GIB = 1L << 30;
+    static final int MIB = 1 << 20;
+
+    @Test
+    void oneGibibyteOfRandomWritesArrivesIntactWithDefaultBuffers() throws Exception {
+        run(new SdpOptions(), new SdpOptions(), GIB, 1);
+    }
+
+    @Test
+    void oneGibibyteArrivesIntactWithTwoFourKibibyteDataCreditsEachWay() throws Exception {
+        SdpOptions tiny = new SdpOptions().bufferBytes(4096).receiveBuffers(3).sendBuffers(2);
+        run(tiny, tiny.copy(), GIB, 2);
+    }
+
+    @Test
+    void bothDirectionsAtOnceArriveIntact() throws Exception {
+        SdpOptions small = new SdpOptions().bufferBytes(8192).receiveBuffers(4).sendBuffers(4);
+        try (SdpPair p = SdpPair.open(small, small.copy())) {
+            ExecutorService pool = Executors.newFixedThreadPool(4);
+            try {
+                Future<StreamCheck.Result> aw = pool.submit(() -> StreamCheck.write(p.a, 128L * MIB, MIB, 11, true));
+                Future<StreamCheck.Result> bw = pool.submit(() -> StreamCheck.write(p.b, 128L * MIB, MIB, 12, false));
+                Future<StreamCheck.Result> ar = pool.submit(() -> StreamCheck.read(p.a, MIB, 13));
+                Future<StreamCheck.Result> br = pool.submit(() -> StreamCheck.read(p.b, MIB, 14));
+                assertEquals(aw.get(), withoutOps(br.get(), aw.get()));
+                assertEquals(bw.get(), withoutOps(ar.get(), bw.get()));
+            } finally {
+                pool.shutdownNow();
+            }
+        }
+    }
+
+    private static StreamCheck.Result withoutOps(StreamCheck.Result read, StreamCheck.Result written) {
+        return new StreamCheck.Result(read.bytes(), read.crc(), written.operations());
+    }
+
+    static void run(SdpOptions a, SdpOptions b, long total, long seed) throws Exception {
+        try (SdpPair p = SdpPair.open(a, b)) {
+            CompletableFuture<StreamCheck.Result> reader = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return StreamCheck.read(p.b, MIB, seed * 31);
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            long t0 = System.nanoTime();
+            StreamCheck.Result w = StreamCheck.write(p.a, total, MIB, seed, seed % 2 == 1);
+            StreamCheck.Result r = reader.get(240, TimeUnit.SECONDS);
+            long ns = System.nanoTime() - t0;
+            assertEquals(total, w.bytes());
+            assertEquals(w.bytes(), r.bytes(), "bytes");
+            assertEquals(w.crc(), r.crc(), "checksum");
+            System.out.printf("stream %d MiB, %d writes, %d reads: %.2f GB/s%n", total >> 20, w.operations(), r.operations(),
+                total / (double) ns);
+            p.b.close();
+            p.a.close();
+            boolean aReleased = p.a.awaitReleased(TimeUnit.SECONDS.toNanos(10));
+            boolean bReleased = p.b.awaitReleased(TimeUnit.SECONDS.toNanos(10));
+            assertTrue(aReleased && bReleased, "both ends end after close:\n" + p.a.snapshot() + p.b.snapshot());
+        }
+    }
+}
