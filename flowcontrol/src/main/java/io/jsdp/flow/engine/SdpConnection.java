@@ -478,6 +478,7 @@ public final class SdpConnection {
             }
             outputShut = true;
             traceRare("conn.shutdownOutput");
+            changed.signalAll();
             if (state == State.ESTABLISHED) {
                 transmitLocked();
                 armLocked();
@@ -498,9 +499,11 @@ public final class SdpConnection {
                 return;
             }
             inputShut = true;
+            changed.signalAll();
             discardUnreadLocked();
             if (state == State.ESTABLISHED) {
                 transmitLocked();
+                armLocked(); // the progress thread takes and drops what still arrives
             }
         } finally {
             unlockAndNotify();
@@ -534,6 +537,7 @@ public final class SdpConnection {
             }
             appClosed = true;
             traceRare("conn.close");
+            changed.signalAll();
             switch (state) {
                 case CONNECTING, HANDSHAKE -> failLocked(Failure.ABORTED, "closed while connecting", true, false);
                 case ESTABLISHED -> {
@@ -599,10 +603,11 @@ public final class SdpConnection {
     private int readyOpsLocked() {
         int ops = 0;
         boolean failed = state == State.FAILED;
-        if (failed || unreadHead != unreadTail || disconnReceived || inputShut || state == State.FINISHED) {
+        // a closed or shut half is "ready": the call returns its status at once
+        if (failed || appClosed || unreadHead != unreadTail || disconnReceived || inputShut || state == State.FINISHED) {
             ops |= OP_READ;
         }
-        if (failed || (state == State.ESTABLISHED && !outputShut && (openBytes > 0 && openBytes < goal
+        if (failed || appClosed || outputShut || (state == State.ESTABLISHED && (openBytes > 0 && openBytes < goal
             || slotOpen - slotCompleted < sendCount))) {
             ops |= OP_WRITE;
         }
@@ -758,7 +763,7 @@ public final class SdpConnection {
             return false;
         }
         return waiters > 0 || listener != null || state == State.CONNECTING || state == State.HANDSHAKE
-            || hasPendingOutputLocked() || (appClosed && state == State.ESTABLISHED);
+            || hasPendingOutputLocked() || (appClosed || inputShut) && state == State.ESTABLISHED;
     }
 
     private boolean hasPendingOutputLocked() {
