@@ -1483,6 +1483,33 @@ public final class SdpConnection {
     }
 
     /**
+     * The connection's counters.
+     *
+     * @return a consistent copy
+     */
+    public ConnectionStats stats() {
+        lock.lock();
+        try {
+            return new ConnectionStats(bytesSent, bytesReceived, messagesSent, messagesReceived, creditStalls);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Counters of one connection.
+     *
+     * @param bytesSent payload bytes posted
+     * @param bytesReceived payload bytes received
+     * @param messagesSent SDP messages posted, control messages included
+     * @param messagesReceived SDP messages received
+     * @param creditStalls writes that could take nothing because credits or slots ran out
+     */
+    public record ConnectionStats(long bytesSent, long bytesReceived, long messagesSent, long messagesReceived,
+                                  long creditStalls) {
+    }
+
+    /**
      * The connection's state in several lines: for FFDC records and diagnostics.
      *
      * @return the snapshot
