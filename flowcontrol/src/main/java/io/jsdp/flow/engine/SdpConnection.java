@@ -766,8 +766,13 @@ public final class SdpConnection {
             || hasPendingOutputLocked() || (appClosed || inputShut) && state == State.ESTABLISHED;
     }
 
+    /**
+     * Whether something must go out without the application's help: data waiting for credits or for
+     * the in-flight message (Nagle), a DisConn or its completion, a credit update. Messages merely in
+     * flight need no arming: their slots are reclaimed at the next call.
+     */
     private boolean hasPendingOutputLocked() {
-        return slotPosted < slotOpen || openBytes > 0 || (outputShut && !disconnSendDone) || slotCompleted < slotPosted
+        return slotPosted < slotOpen || openBytes > 0 || (outputShut && !disconnSendDone)
             || fc.creditUpdateNeeded(posted, lastRecvMseq, recvCount);
     }
 
