@@ -88,7 +88,7 @@ public class PingPongBenchmark {
             client = ends[0];
             server = ends[1];
             echo = new Thread(() -> {
-                while (server.awaitRecv(() -> running)) {
+                while (server.awaitRecv(isRunning)) {
                     server.send(size);
                     server.postRecv(size);
                 }
