@@ -1,0 +1,60 @@
+package io.jsdp.flow.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Socket-buffer sizes map onto buffer counts, and bad values fail naming what is wrong. */
+@Timeout(10)
+class SdpOptionsTest {
+
+    @Test
+    void soRcvbufAndSoSndbufMapOntoBufferCountsWithinTheLimits() {
+        SdpOptions o = new SdpOptions().bufferBytes(4096);
+        assertEquals(25, o.receiveBufferBytes(100_000).receiveBuffers(), "ceil(100000 / 4080)");
+        assertEquals(SdpOptions.RECEIVE_BUFFERS_MIN, o.receiveBufferBytes(1).receiveBuffers());
+        assertEquals(SdpOptions.BUFFERS_MAX, o.receiveBufferBytes(Integer.MAX_VALUE).receiveBuffers());
+        assertEquals(2, o.sendBufferBytes(1).sendBuffers());
+        assertEquals(3, o.sendBufferBytes(3 * 4080).sendBuffers());
+    }
+
+    @Test
+    void valuesOutOfRangeAreRefusedWithTheirName() {
+        SdpOptions o = new SdpOptions();
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> o.receiveBuffers(2));
+        assertTrue(e.getMessage().contains("receiveBuffers"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> o.bufferBytes(255));
+        assertThrows(IllegalArgumentException.class, () -> o.bufferBytes(SdpOptions.BUFFER_BYTES_MAX + 1));
+        assertThrows(IllegalArgumentException.class, () -> o.sendBuffers(SdpOptions.BUFFERS_MAX + 1));
+        assertThrows(IllegalArgumentException.class, () -> o.receiveBufferBytes(0));
+        assertThrows(IllegalArgumentException.class, () -> o.spinNs(-1));
+    }
+
+    @Test
+    void badSystemPropertiesFailNamingTheProperty() {
+        System.setProperty("jsdp.test.int", "12x");
+        try {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> SdpOptions.intProp("jsdp.test.int", 1, 0, 10));
+            assertTrue(e.getMessage().startsWith("jsdp.test.int: "), e.getMessage());
+            System.setProperty("jsdp.test.int", "11");
+            e = assertThrows(IllegalArgumentException.class, () -> SdpOptions.intProp("jsdp.test.int", 1, 0, 10));
+            assertTrue(e.getMessage().contains("outside 0 … 10"), e.getMessage());
+            System.setProperty("jsdp.test.int", " 7 ");
+            assertEquals(7, SdpOptions.intProp("jsdp.test.int", 1, 0, 10));
+        } finally {
+            System.clearProperty("jsdp.test.int");
+        }
+    }
+
+    @Test
+    void copiesAreIndependent() {
+        SdpOptions a = new SdpOptions().noDelay(true).lingerSeconds(0);
+        SdpOptions b = a.copy().noDelay(false);
+        assertTrue(a.noDelay());
+        assertEquals(0, b.lingerSeconds());
+    }
+}
