@@ -1,0 +1,4 @@
+/**
+ * jsdp's public API: the drop-in {@link io.jsdp.SdpSelectorProvider}.
+ */
+package io.jsdp;
