@@ -1,9 +1,11 @@
 package io.jsdp;
 
+import io.jsdp.provider.Channels;
 import io.jsdp.provider.JdkProvider;
 import io.jsdp.provider.Selectors;
 import java.io.IOException;
 import java.net.ProtocolFamily;
+import java.net.StandardProtocolFamily;
 import java.nio.channels.Channel;
 import java.nio.channels.DatagramChannel;
 import java.nio.channels.Pipe;
@@ -17,10 +19,13 @@ import java.nio.channels.spi.SelectorProvider;
  * {@code -Djava.nio.channels.spi.SelectorProvider=io.jsdp.SdpSelectorProvider} or the agent, or use
  * an instance explicitly.
  *
- * <p><b>Status (issue 6, in progress):</b> its selector multiplexes its own and the JDK's channels
- * with the JDK's semantics; every channel kind is still the JDK's (datagram, pipe, Unix-domain and
- * inherited channels stay so by design; TCP stream channels move onto SDP with the provider's next
- * step, which this class will then open instead).
+ * <p>TCP stream channels ({@code openSocketChannel}, {@code openServerSocketChannel}, Internet
+ * families) are jsdp's: over SDP where the peer speaks it, over the JDK's TCP otherwise. Datagram,
+ * pipe, Unix-domain and inherited channels are the JDK's, and the selector takes both kinds.
+ *
+ * <p><b>Status (issue 6, in progress):</b> SDP stream channels work in blocking mode; non-blocking
+ * connect, their registration with a selector and the socket adaptors are not there yet and say so
+ * with {@link UnsupportedOperationException}.
  */
 public class SdpSelectorProvider extends SelectorProvider {
 
@@ -54,22 +59,33 @@ public class SdpSelectorProvider extends SelectorProvider {
 
     @Override
     public ServerSocketChannel openServerSocketChannel() throws IOException {
-        return jdk().openServerSocketChannel();
+        return Channels.openServer(this, jdk());
     }
 
     @Override
     public SocketChannel openSocketChannel() throws IOException {
-        return jdk().openSocketChannel();
+        return Channels.openStream(this, jdk());
     }
 
+    /** Internet families get SDP-capable channels; Unix-domain channels are the JDK's. */
     @Override
     public SocketChannel openSocketChannel(ProtocolFamily family) throws IOException {
+        if (isInternet(family)) {
+            return Channels.openStream(this, jdk());
+        }
         return jdk().openSocketChannel(family);
     }
 
     @Override
     public ServerSocketChannel openServerSocketChannel(ProtocolFamily family) throws IOException {
+        if (isInternet(family)) {
+            return Channels.openServer(this, jdk());
+        }
         return jdk().openServerSocketChannel(family);
+    }
+
+    private static boolean isInternet(ProtocolFamily family) {
+        return family == StandardProtocolFamily.INET || family == StandardProtocolFamily.INET6;
     }
 
     @Override

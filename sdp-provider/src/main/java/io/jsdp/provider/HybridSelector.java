@@ -50,6 +50,10 @@ final class HybridSelector extends AbstractSelector {
         if (!isOpen()) {
             throw new ClosedSelectorException();
         }
+        if (ch instanceof SdpSocketChannel || ch instanceof SdpServerSocketChannel) {
+            throw new UnsupportedOperationException("jsdp: registering SDP channels with a selector comes with issue 6's "
+                + "next step; use blocking mode for now");
+        }
         HybridKey k = new HybridKey(this, ch, ops);
         k.attach(att);
         try {

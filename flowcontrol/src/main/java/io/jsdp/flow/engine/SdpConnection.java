@@ -188,6 +188,8 @@ public final class SdpConnection {
     private long messagesReceived;
     private long creditStalls;
     private int lastNotifiedOps = -1;
+    /** TCP_NODELAY, changeable at run time. */
+    private boolean noDelay;
 
     SdpConnection(SdpStack stack, CmId cmId, boolean active, SdpOptions options) throws VerbsException {
         this.stack = stack;
@@ -202,6 +204,7 @@ public final class SdpConnection {
         this.unread = new int[recvCount];
         this.unreadLen = new int[recvCount];
         this.slotLen = new int[sendCount];
+        this.noDelay = options.noDelay();
         for (int i = 0; i < wcs.length; i++) {
             wcs[i] = new WorkCompletion();
         }
@@ -559,6 +562,35 @@ public final class SdpConnection {
             }
         } finally {
             unlockAndNotify();
+        }
+    }
+
+    /**
+     * Sets {@code TCP_NODELAY} at run time; turning it on sends a held partial message at once.
+     *
+     * @param on true to send small writes at once
+     */
+    public void noDelay(boolean on) {
+        lock.lock();
+        try {
+            noDelay = on;
+            progressLocked();
+        } finally {
+            unlockAndNotify();
+        }
+    }
+
+    /**
+     * Whether small writes go out at once.
+     *
+     * @return the current {@code TCP_NODELAY}
+     */
+    public boolean noDelay() {
+        lock.lock();
+        try {
+            return noDelay;
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -1037,7 +1069,7 @@ public final class SdpConnection {
             }
         }
         if (openBytes > 0 && slotPosted == slotOpen && fc.canSend(FlowControl.DATA, posted, lastRecvMseq)
-            && (options.noDelay() || slotCompleted == slotPosted || outputShut)) {
+            && (noDelay || slotCompleted == slotPosted || outputShut)) {
             closeOpenSlotLocked();
             if (!postDataLocked()) {
                 return;

@@ -1,0 +1,24 @@
+package io.jsdp;
+
+import java.net.SocketOption;
+
+/** jsdp's own socket options, on the channels of {@link SdpSelectorProvider}. */
+public final class SdpSocketOptions {
+    /**
+     * Read-only: how the connection travels. Starts with {@code "sdp"} when over SDP, then names the
+     * device and the flow control (e.g. {@code "sdp device=soft0 provider=soft flowControl=credit"}),
+     * or with {@code "tcp"} when it fell back to TCP, then gives the reason
+     * (e.g. {@code "tcp (no SDP listener at /127.0.0.1:8080)"}). Null before the channel is connected.
+     */
+    public static final SocketOption<String> TRANSPORT = new Option<>("jsdp.TRANSPORT", String.class);
+
+    private SdpSocketOptions() {
+    }
+
+    private record Option<T>(String name, Class<T> type) implements SocketOption<T> {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+}

@@ -1,0 +1,233 @@
+package io.jsdp.provider;
+
+import io.jsdp.SdpSocketOptions;
+import io.jsdp.flow.engine.SdpConnection;
+import io.jsdp.flow.engine.SdpListener;
+import io.jsdp.flow.engine.SdpOptions;
+import io.jsdp.flow.engine.SdpStack;
+import io.jsdp.ras.TraceLevel;
+import io.jsdp.verbs.VerbsException;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.SocketAddress;
+import java.net.SocketOption;
+import java.net.StandardSocketOptions;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.NotYetBoundException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.channels.spi.SelectorProvider;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A server socket that listens on TCP and on the RDMA connection manager at the same port (architecture
+ * decision 3): {@link #accept()} returns whichever connection comes first — an SDP connection from a
+ * jsdp client, or a TCP one from any other client. When no SDP listener can be had (no device, or the
+ * port is taken in the RDMA port space) it listens on TCP alone and says why
+ * ({@link SdpSocketOptions#TRANSPORT} on the server channel).
+ *
+ * <p>The TCP half is a non-blocking JDK channel watched by a private JDK selector; the SDP listener's
+ * accept callback wakes that selector, so a blocking {@code accept} waits for both in one place and a
+ * close from another thread ends it with {@link java.nio.channels.AsynchronousCloseException}.
+ *
+ * <p>Not yet (issue 6): registration with a selector, the {@link #socket()} adaptor.
+ */
+public final class SdpServerSocketChannel extends ServerSocketChannel {
+    private static final Set<SocketOption<?>> OPTIONS = Set.of(StandardSocketOptions.SO_RCVBUF,
+        StandardSocketOptions.SO_REUSEADDR, SdpSocketOptions.TRANSPORT);
+
+    private final SelectorProvider jdk;
+    private final ServerSocketChannel tcp;
+    private final Selector waiter;
+    private final ReentrantLock acceptLock = new ReentrantLock();
+    private final ReentrantLock stateLock = new ReentrantLock();
+    /** Guarded by stateLock. */
+    private SdpListener sdp;
+    private String transport;
+
+    SdpServerSocketChannel(SelectorProvider provider, SelectorProvider jdk) throws IOException {
+        super(provider);
+        this.jdk = jdk;
+        this.tcp = jdk.openServerSocketChannel();
+        this.waiter = jdk.openSelector();
+        tcp.configureBlocking(false);
+        tcp.register(waiter, SelectionKey.OP_ACCEPT);
+    }
+
+    @Override
+    public ServerSocketChannel bind(SocketAddress local, int backlog) throws IOException {
+        stateLock.lock();
+        try {
+            if (!isOpen()) {
+                throw new ClosedChannelException();
+            }
+            tcp.bind(local, backlog);
+            InetSocketAddress bound = (InetSocketAddress) tcp.getLocalAddress();
+            SdpStack stack = SdpRuntime.stack();
+            if (stack == null) {
+                transport = "tcp (" + SdpRuntime.unavailableReason() + ")";
+                return this;
+            }
+            try {
+                sdp = stack.listen(bound, backlog < 1 ? 50 : backlog, new SdpOptions());
+                sdp.acceptListener(waiter::wakeup);
+                transport = "sdp+tcp device=" + stack.rdmaDevice().name();
+            } catch (VerbsException e) {
+                transport = "tcp (no SDP listener: " + e.getMessage() + ")";
+                SdpRuntime.TRACE.message(TraceLevel.RARE, "server.tcpOnly", "jsdp: " + bound + " listens on TCP only: "
+                    + e.getMessage());
+            }
+            return this;
+        } finally {
+            stateLock.unlock();
+        }
+    }
+
+    @Override
+    public SocketChannel accept() throws IOException {
+        acceptLock.lock();
+        try {
+            if (!isOpen()) {
+                throw new ClosedChannelException();
+            }
+            if (tcp.getLocalAddress() == null) {
+                throw new NotYetBoundException();
+            }
+            boolean completed = false;
+            try {
+                begin();
+                for (;;) {
+                    SocketChannel c = acceptOne();
+                    if (c != null) {
+                        completed = true;
+                        return c;
+                    }
+                    if (!isBlocking()) {
+                        completed = true;
+                        return null;
+                    }
+                    try {
+                        waiter.select();
+                        waiter.selectedKeys().clear();
+                    } catch (java.nio.channels.ClosedSelectorException closed) {
+                        return null; // closed meanwhile: end(false) throws AsynchronousCloseException
+                    }
+                    if (!isOpen()) {
+                        return null; // end(false): AsynchronousCloseException or ClosedByInterruptException
+                    }
+                }
+            } finally {
+                end(completed);
+            }
+        } finally {
+            acceptLock.unlock();
+        }
+    }
+
+    private SocketChannel acceptOne() throws IOException {
+        SdpListener l;
+        stateLock.lock();
+        try {
+            l = sdp;
+        } finally {
+            stateLock.unlock();
+        }
+        if (l != null) {
+            SdpConnection c = l.accept();
+            if (c != null) {
+                return new SdpSocketChannel(provider(), jdk, c);
+            }
+        }
+        SocketChannel t = tcp.accept();
+        if (t != null) {
+            t.configureBlocking(true);
+            return new SdpSocketChannel(provider(), jdk, t, "the peer connected over TCP");
+        }
+        return null;
+    }
+
+    @Override
+    public SocketAddress getLocalAddress() throws IOException {
+        if (!isOpen()) {
+            throw new ClosedChannelException();
+        }
+        return tcp.getLocalAddress();
+    }
+
+    @Override
+    public <T> ServerSocketChannel setOption(SocketOption<T> name, T value) throws IOException {
+        Objects.requireNonNull(name);
+        if (name == SdpSocketOptions.TRANSPORT) {
+            throw new IllegalArgumentException("jsdp.TRANSPORT is read-only");
+        }
+        if (!OPTIONS.contains(name)) {
+            throw new UnsupportedOperationException("'" + name + "' not supported");
+        }
+        tcp.setOption(name, value);
+        return this;
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public <T> T getOption(SocketOption<T> name) throws IOException {
+        Objects.requireNonNull(name);
+        if (!OPTIONS.contains(name)) {
+            throw new UnsupportedOperationException("'" + name + "' not supported");
+        }
+        if (!isOpen()) {
+            throw new ClosedChannelException();
+        }
+        if (name == SdpSocketOptions.TRANSPORT) {
+            stateLock.lock();
+            try {
+                return (T) transport;
+            } finally {
+                stateLock.unlock();
+            }
+        }
+        return tcp.getOption(name);
+    }
+
+    @Override
+    public Set<SocketOption<?>> supportedOptions() {
+        return OPTIONS;
+    }
+
+    @Override
+    public ServerSocket socket() {
+        throw new UnsupportedOperationException("jsdp: the server socket adaptor comes with issue 6's next step");
+    }
+
+    @Override
+    protected void implCloseSelectableChannel() throws IOException {
+        SdpListener l;
+        stateLock.lock();
+        try {
+            l = sdp;
+            sdp = null;
+        } finally {
+            stateLock.unlock();
+        }
+        if (l != null) {
+            l.close();
+        }
+        tcp.close();
+        waiter.wakeup();
+        waiter.close();
+    }
+
+    @Override
+    protected void implConfigureBlocking(boolean block) {
+        // the TCP half stays non-blocking; blocking accepts wait in the private selector
+    }
+
+    @Override
+    public String toString() {
+        return "SdpServerSocketChannel[" + (isOpen() ? "" : "closed ") + transport + "]";
+    }
+}

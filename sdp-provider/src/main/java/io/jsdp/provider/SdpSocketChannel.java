@@ -1,0 +1,663 @@
+package io.jsdp.provider;
+
+import io.jsdp.SdpSocketOptions;
+import io.jsdp.flow.engine.Failure;
+import io.jsdp.flow.engine.SdpConnection;
+import io.jsdp.flow.engine.SdpOptions;
+import io.jsdp.flow.engine.SdpStack;
+import io.jsdp.ras.TraceLevel;
+import io.jsdp.verbs.VerbsException;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketAddress;
+import java.net.SocketOption;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.AlreadyConnectedException;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ConnectionPendingException;
+import java.nio.channels.NoConnectionPendingException;
+import java.nio.channels.NotYetConnectedException;
+import java.nio.channels.SocketChannel;
+import java.nio.channels.UnresolvedAddressException;
+import java.nio.channels.UnsupportedAddressTypeException;
+import java.nio.channels.spi.SelectorProvider;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A TCP stream channel that travels over SDP when it can and over the JDK's TCP otherwise (architecture
+ * decision 3): {@code connect} tries the SDP listener at the destination first; no listener, no route
+ * or no answer falls back to a JDK {@link SocketChannel} to the same address, and
+ * {@link SdpSocketOptions#TRANSPORT} says which and why.
+ *
+ * <p>Semantics are the JDK's: blocking operations run inside {@code begin}/{@code end}, so an interrupt
+ * closes the channel and throws {@link java.nio.channels.ClosedByInterruptException} and an
+ * asynchronous close throws {@link java.nio.channels.AsynchronousCloseException}; a blocked SDP read or
+ * write parks (virtual threads keep their carriers) and is woken by the close. One reader and one
+ * writer at a time (read and write locks); state changes under the state lock.
+ *
+ * <p>Not yet (issue 6): registration with a selector while on SDP, the {@link #socket()} adaptor.
+ */
+public final class SdpSocketChannel extends SocketChannel {
+    private static final Set<SocketOption<?>> OPTIONS = Set.of(StandardSocketOptions.SO_SNDBUF,
+        StandardSocketOptions.SO_RCVBUF, StandardSocketOptions.SO_KEEPALIVE, StandardSocketOptions.SO_REUSEADDR,
+        StandardSocketOptions.SO_LINGER, StandardSocketOptions.TCP_NODELAY, StandardSocketOptions.IP_TOS,
+        SdpSocketOptions.TRANSPORT);
+
+    private final ReentrantLock readLock = new ReentrantLock();
+    private final ReentrantLock writeLock = new ReentrantLock();
+    private final ReentrantLock stateLock = new ReentrantLock();
+    private final SelectorProvider jdk;
+
+    // ---- guarded by stateLock
+    /** Options set before connect, applied to whichever transport is chosen. */
+    private final Map<SocketOption<?>, Object> options = new HashMap<>();
+    private SocketChannel tcp;
+    private SdpConnection sdp;
+    private InetSocketAddress remote;
+    private String transport;
+    private boolean connectPending;
+    private boolean inputShut;
+    private boolean outputShut;
+
+    SdpSocketChannel(SelectorProvider provider, SelectorProvider jdk) {
+        super(provider);
+        this.jdk = jdk;
+    }
+
+    /** An accepted SDP connection. */
+    SdpSocketChannel(SelectorProvider provider, SelectorProvider jdk, SdpConnection accepted) {
+        this(provider, jdk);
+        this.sdp = accepted;
+        this.remote = accepted.remoteAddress();
+        this.transport = describeSdp(accepted);
+    }
+
+    /** An accepted TCP connection (the peer came through the TCP half of the server socket). */
+    SdpSocketChannel(SelectorProvider provider, SelectorProvider jdk, SocketChannel accepted, String reason)
+        throws IOException {
+        this(provider, jdk);
+        this.tcp = accepted;
+        this.remote = (InetSocketAddress) accepted.getRemoteAddress();
+        this.transport = "tcp (" + reason + ")";
+    }
+
+    private static String describeSdp(SdpConnection c) {
+        return "sdp flowControl=" + c.flowControl();
+    }
+
+    private void ensureOpen() throws ClosedChannelException {
+        if (!isOpen()) {
+            throw new ClosedChannelException();
+        }
+    }
+
+    // ------------------------------------------------------------------ connect
+
+    @Override
+    public boolean connect(SocketAddress address) throws IOException {
+        InetSocketAddress target = checkAddress(address);
+        stateLock.lock();
+        try {
+            ensureOpen();
+            if (sdp != null || tcp != null && tcp.isConnected()) {
+                throw new AlreadyConnectedException();
+            }
+            if (connectPending) {
+                throw new ConnectionPendingException();
+            }
+            remote = target;
+        } finally {
+            stateLock.unlock();
+        }
+        if (!isBlocking()) {
+            throw new UnsupportedOperationException("jsdp: non-blocking connect comes with selector support (issue 6)");
+        }
+        boolean completed = false;
+        try {
+            begin();
+            completed = connectBlocking(target);
+            return completed;
+        } finally {
+            end(completed);
+        }
+    }
+
+    private boolean connectBlocking(InetSocketAddress target) throws IOException {
+        SdpStack stack = SdpRuntime.stack();
+        String reason;
+        if (stack == null) {
+            reason = SdpRuntime.unavailableReason();
+        } else {
+            SdpConnection c;
+            try {
+                c = stack.connect(target, sdpOptions());
+            } catch (VerbsException e) {
+                throw new java.net.ConnectException("jsdp: " + e.getMessage());
+            }
+            stateLock.lock();
+            try {
+                if (!isOpen()) {
+                    c.abort();
+                    throw new ClosedChannelException();
+                }
+                sdp = c; // so close() and interrupts reach the connect
+            } finally {
+                stateLock.unlock();
+            }
+            try {
+                if (c.awaitConnected(TimeUnit.DAYS.toNanos(1))) {
+                    stateLock.lock();
+                    try {
+                        transport = describeSdp(c) + " device=" + stack.rdmaDevice().name() + " provider="
+                            + stack.rdmaDevice().provider();
+                    } finally {
+                        stateLock.unlock();
+                    }
+                    return true;
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false; // end() turns it into ClosedByInterruptException
+            }
+            Failure f = c.failure();
+            stateLock.lock();
+            try {
+                sdp = null;
+            } finally {
+                stateLock.unlock();
+            }
+            if (!isOpen() || f == null) {
+                return false;
+            }
+            if (f != Failure.CONNECTION_REFUSED && f != Failure.UNREACHABLE && f != Failure.CONNECT_TIMEOUT) {
+                throw Exceptions.forConnect(f);
+            }
+            reason = switch (f) {
+                case CONNECTION_REFUSED -> "no SDP listener at " + target;
+                case UNREACHABLE -> "no RDMA route to " + target;
+                default -> "SDP connect to " + target + " timed out";
+            };
+        }
+        return connectTcp(target, reason);
+    }
+
+    private boolean connectTcp(InetSocketAddress target, String reason) throws IOException {
+        SocketChannel t;
+        stateLock.lock();
+        try {
+            ensureOpen();
+            if (tcp == null) {
+                tcp = jdk.openSocketChannel();
+                applyOptions(tcp);
+            }
+            t = tcp;
+            transport = "tcp (" + reason + ")";
+        } finally {
+            stateLock.unlock();
+        }
+        SdpRuntime.TRACE.message(TraceLevel.RARE, "channel.fallback", "jsdp: " + target + " over TCP: " + reason);
+        return t.connect(target); // the JDK's own begin/end handle interrupt and close of the delegate
+    }
+
+    private SdpOptions sdpOptions() {
+        stateLock.lock();
+        try {
+            SdpOptions o = new SdpOptions();
+            Object v;
+            if ((v = options.get(StandardSocketOptions.SO_RCVBUF)) != null) {
+                o.receiveBufferBytes((Integer) v);
+            }
+            if ((v = options.get(StandardSocketOptions.SO_SNDBUF)) != null) {
+                o.sendBufferBytes((Integer) v);
+            }
+            if ((v = options.get(StandardSocketOptions.TCP_NODELAY)) != null) {
+                o.noDelay((Boolean) v);
+            }
+            if ((v = options.get(StandardSocketOptions.SO_KEEPALIVE)) != null) {
+                o.keepAlive((Boolean) v);
+            }
+            if ((v = options.get(StandardSocketOptions.SO_LINGER)) != null) {
+                o.lingerSeconds((Integer) v);
+            }
+            return o;
+        } finally {
+            stateLock.unlock();
+        }
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private void applyOptions(SocketChannel ch) throws IOException {
+        for (Map.Entry<SocketOption<?>, Object> e : options.entrySet()) {
+            if (e.getKey() != SdpSocketOptions.TRANSPORT) {
+                ch.setOption((SocketOption) e.getKey(), e.getValue());
+            }
+        }
+    }
+
+    private static InetSocketAddress checkAddress(SocketAddress address) {
+        Objects.requireNonNull(address, "address");
+        if (!(address instanceof InetSocketAddress isa)) {
+            throw new UnsupportedAddressTypeException();
+        }
+        if (isa.isUnresolved()) {
+            throw new UnresolvedAddressException();
+        }
+        return isa;
+    }
+
+    @Override
+    public boolean finishConnect() throws IOException {
+        stateLock.lock();
+        try {
+            ensureOpen();
+            if (sdp != null) {
+                return true;
+            }
+            if (tcp != null) {
+                return tcp.finishConnect();
+            }
+            throw new NoConnectionPendingException();
+        } finally {
+            stateLock.unlock();
+        }
+    }
+
+    @Override
+    public boolean isConnected() {
+        stateLock.lock();
+        try {
+            return sdp != null && sdp.state() != SdpConnection.State.CONNECTING && sdp.state() != SdpConnection.State.HANDSHAKE
+                || tcp != null && tcp.isConnected();
+        } finally {
+            stateLock.unlock();
+        }
+    }
+
+    @Override
+    public boolean isConnectionPending() {
+        stateLock.lock();
+        try {
+            return tcp != null && tcp.isConnectionPending();
+        } finally {
+            stateLock.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------ data
+
+    private SdpConnection sdpOrNull() throws IOException {
+        stateLock.lock();
+        try {
+            ensureOpen();
+            if (sdp == null && (tcp == null || !tcp.isConnected())) {
+                throw new NotYetConnectedException();
+            }
+            return sdp;
+        } finally {
+            stateLock.unlock();
+        }
+    }
+
+    @Override
+    public int read(ByteBuffer dst) throws IOException {
+        Objects.requireNonNull(dst);
+        readLock.lock();
+        try {
+            SdpConnection c = sdpOrNull();
+            if (c == null) {
+                return tcp.read(dst);
+            }
+            if (inputShut) {
+                return -1;
+            }
+            boolean completed = false;
+            int n = 0;
+            try {
+                begin();
+                for (;;) {
+                    n = c.read(dst);
+                    if (n != 0 || !dst.hasRemaining() || !isBlocking()) {
+                        break;
+                    }
+                    try {
+                        c.await(SdpConnection.OP_READ, Long.MAX_VALUE);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        return 0; // end(false) throws ClosedByInterruptException
+                    }
+                }
+                completed = n != SdpConnection.CLOSED;
+            } finally {
+                end(completed);
+            }
+            return statusToCount(c, n, false);
+        } finally {
+            readLock.unlock();
+        }
+    }
+
+    private static int statusToCount(SdpConnection c, int n, boolean write) throws IOException {
+        if (n >= 0 || n == SdpConnection.EOF) {
+            return n;
+        }
+        if (n == SdpConnection.FAILED) {
+            throw Exceptions.forTransfer(c.failure(), write);
+        }
+        throw new ClosedChannelException(); // CLOSED, OUTPUT_SHUT
+    }
+
+    @Override
+    public long read(ByteBuffer[] dsts, int offset, int length) throws IOException {
+        Objects.checkFromIndexSize(offset, length, dsts.length);
+        readLock.lock();
+        try {
+            SdpConnection c = sdpOrNull();
+            if (c == null) {
+                return tcp.read(dsts, offset, length);
+            }
+            long total = 0;
+            for (int i = offset; i < offset + length; i++) {
+                if (!dsts[i].hasRemaining()) {
+                    continue;
+                }
+                int n = total == 0 ? read(dsts[i]) : c.read(dsts[i]);
+                if (n == -1) {
+                    return total == 0 ? -1 : total;
+                }
+                if (n < 0) {
+                    return total; // a failure after some bytes: the next call reports it
+                }
+                total += n;
+                if (dsts[i].hasRemaining()) {
+                    break;
+                }
+            }
+            return total;
+        } finally {
+            readLock.unlock();
+        }
+    }
+
+    @Override
+    public int write(ByteBuffer src) throws IOException {
+        Objects.requireNonNull(src);
+        writeLock.lock();
+        try {
+            SdpConnection c = sdpOrNull();
+            if (c == null) {
+                return tcp.write(src);
+            }
+            if (outputShut) {
+                throw new ClosedChannelException();
+            }
+            boolean completed = false;
+            int total = 0;
+            int n = 0;
+            try {
+                begin();
+                for (;;) {
+                    n = c.write(src);
+                    if (n < 0) {
+                        break;
+                    }
+                    total += n;
+                    if (!src.hasRemaining() || !isBlocking()) {
+                        break;
+                    }
+                    if (n == 0) {
+                        try {
+                            c.await(SdpConnection.OP_WRITE, Long.MAX_VALUE);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                            return total;
+                        }
+                    }
+                }
+                completed = n != SdpConnection.CLOSED;
+            } finally {
+                end(completed);
+            }
+            if (n < 0 && total == 0) {
+                statusToCount(c, n, true);
+            }
+            return total;
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    @Override
+    public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
+        Objects.checkFromIndexSize(offset, length, srcs.length);
+        writeLock.lock();
+        try {
+            SdpConnection c = sdpOrNull();
+            if (c == null) {
+                return tcp.write(srcs, offset, length);
+            }
+            long total = 0;
+            for (int i = offset; i < offset + length; i++) {
+                if (!srcs[i].hasRemaining()) {
+                    continue;
+                }
+                int n = write(srcs[i]);
+                total += n;
+                if (srcs[i].hasRemaining()) {
+                    break;
+                }
+            }
+            return total;
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    @Override
+    public SocketChannel shutdownInput() throws IOException {
+        stateLock.lock();
+        try {
+            ensureOpen();
+            if (sdp == null && (tcp == null || !tcp.isConnected())) {
+                throw new NotYetConnectedException();
+            }
+            if (sdp != null) {
+                inputShut = true;
+                sdp.shutdownInput();
+            } else {
+                tcp.shutdownInput();
+            }
+            return this;
+        } finally {
+            stateLock.unlock();
+        }
+    }
+
+    @Override
+    public SocketChannel shutdownOutput() throws IOException {
+        stateLock.lock();
+        try {
+            ensureOpen();
+            if (sdp == null && (tcp == null || !tcp.isConnected())) {
+                throw new NotYetConnectedException();
+            }
+            if (sdp != null) {
+                outputShut = true;
+                sdp.shutdownOutput();
+            } else {
+                tcp.shutdownOutput();
+            }
+            return this;
+        } finally {
+            stateLock.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------ addresses and options
+
+    @Override
+    public SocketChannel bind(SocketAddress local) throws IOException {
+        stateLock.lock();
+        try {
+            ensureOpen();
+            if (tcp == null) {
+                tcp = jdk.openSocketChannel();
+                tcp.configureBlocking(isBlocking());
+                applyOptions(tcp);
+            }
+            tcp.bind(local);
+            return this;
+        } finally {
+            stateLock.unlock();
+        }
+    }
+
+    @Override
+    public SocketAddress getLocalAddress() throws IOException {
+        stateLock.lock();
+        try {
+            ensureOpen();
+            if (sdp != null) {
+                return sdp.localAddress();
+            }
+            return tcp == null ? null : tcp.getLocalAddress();
+        } finally {
+            stateLock.unlock();
+        }
+    }
+
+    @Override
+    public SocketAddress getRemoteAddress() throws IOException {
+        stateLock.lock();
+        try {
+            ensureOpen();
+            return isConnected() ? remote : null;
+        } finally {
+            stateLock.unlock();
+        }
+    }
+
+    @Override
+    public <T> SocketChannel setOption(SocketOption<T> name, T value) throws IOException {
+        Objects.requireNonNull(name);
+        if (!OPTIONS.contains(name)) {
+            throw new UnsupportedOperationException("'" + name + "' not supported");
+        }
+        if (name == SdpSocketOptions.TRANSPORT) {
+            throw new IllegalArgumentException("jsdp.TRANSPORT is read-only");
+        }
+        if (value == null && name != StandardSocketOptions.SO_LINGER) {
+            throw new IllegalArgumentException("Invalid value 'null'");
+        }
+        stateLock.lock();
+        try {
+            ensureOpen();
+            if (tcp != null) {
+                tcp.setOption(name, value); // validates as the JDK does
+            } else if (name.type() == Integer.class && (Integer) value < 0 && name != StandardSocketOptions.SO_LINGER) {
+                throw new IllegalArgumentException("Invalid value '" + value + "'");
+            }
+            options.put(name, value);
+            if (sdp != null && name == StandardSocketOptions.TCP_NODELAY) {
+                sdp.noDelay((Boolean) value);
+            }
+            return this;
+        } finally {
+            stateLock.unlock();
+        }
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public <T> T getOption(SocketOption<T> name) throws IOException {
+        Objects.requireNonNull(name);
+        if (!OPTIONS.contains(name)) {
+            throw new UnsupportedOperationException("'" + name + "' not supported");
+        }
+        stateLock.lock();
+        try {
+            ensureOpen();
+            if (name == SdpSocketOptions.TRANSPORT) {
+                return (T) transport;
+            }
+            if (tcp != null && sdp == null) {
+                return tcp.getOption(name);
+            }
+            Object v = options.get(name);
+            if (v == null) {
+                v = defaultOf(name);
+            }
+            return (T) v;
+        } finally {
+            stateLock.unlock();
+        }
+    }
+
+    private static Object defaultOf(SocketOption<?> name) {
+        if (name == StandardSocketOptions.SO_LINGER) {
+            return -1;
+        }
+        if (name == StandardSocketOptions.SO_RCVBUF || name == StandardSocketOptions.SO_SNDBUF) {
+            SdpOptions d = new SdpOptions();
+            return (name == StandardSocketOptions.SO_RCVBUF ? d.receiveBuffers() : d.sendBuffers()) * d.payloadBytes();
+        }
+        if (name == StandardSocketOptions.IP_TOS) {
+            return 0;
+        }
+        return Boolean.FALSE;
+    }
+
+    @Override
+    public Set<SocketOption<?>> supportedOptions() {
+        return OPTIONS;
+    }
+
+    @Override
+    public Socket socket() {
+        throw new UnsupportedOperationException("jsdp: the socket adaptor comes with issue 6's next step");
+    }
+
+    // ------------------------------------------------------------------ close and blocking mode
+
+    @Override
+    protected void implCloseSelectableChannel() throws IOException {
+        SdpConnection c;
+        SocketChannel t;
+        stateLock.lock();
+        try {
+            c = sdp;
+            t = tcp;
+        } finally {
+            stateLock.unlock();
+        }
+        if (c != null) {
+            c.close(); // wakes a parked reader or writer; linger 0 or unread data make it abortive
+        }
+        if (t != null) {
+            t.close();
+        }
+    }
+
+    @Override
+    protected void implConfigureBlocking(boolean block) throws IOException {
+        stateLock.lock();
+        try {
+            if (tcp != null) {
+                tcp.configureBlocking(block);
+            }
+        } finally {
+            stateLock.unlock();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "SdpSocketChannel[" + (isOpen() ? "" : "closed ") + "remote=" + remote + ", " + transport + "]";
+    }
+}

@@ -1,0 +1,309 @@
+package io.jsdp.provider;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.jsdp.SdpSelectorProvider;
+import io.jsdp.SdpSocketOptions;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketException;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.AsynchronousCloseException;
+import java.nio.channels.ClosedByInterruptException;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.channels.spi.SelectorProvider;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Blocking stream-channel semantics, run first over the JDK's TCP channels (the baseline) and then over
+ * jsdp's channels, which travel over SDP on SoftRdma between two jsdp ends: partial reads, half-close,
+ * shutdown, reset, asynchronous close and interrupts with the JDK's exception types, refused connects;
+ * and the fallback both ways between a jsdp end and a JDK end, with {@link SdpSocketOptions#TRANSPORT}.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class StreamChannelConformanceTest {
+    private static final SelectorProvider JDK = SelectorProvider.provider();
+    private static final SelectorProvider JSDP = new SdpSelectorProvider();
+    private final List<AutoCloseable> open = new ArrayList<>();
+
+    static Stream<String> kinds() {
+        return Stream.of("jdk", "jsdp");
+    }
+
+    private static SelectorProvider provider(String kind) {
+        return kind.equals("jdk") ? JDK : JSDP;
+    }
+
+    private <T extends AutoCloseable> T track(T c) {
+        open.add(c);
+        return c;
+    }
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (AutoCloseable c : open) {
+            c.close();
+        }
+        Thread.interrupted();
+    }
+
+    private ServerSocketChannel listen(SelectorProvider p) throws IOException {
+        return track(p.openServerSocketChannel().bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)));
+    }
+
+    /** [client, accepted] over the given providers. */
+    private SocketChannel[] pair(SelectorProvider client, SelectorProvider server) throws Exception {
+        ServerSocketChannel s = listen(server);
+        CompletableFuture<SocketChannel> accepted = CompletableFuture.supplyAsync(() -> {
+            try {
+                return s.accept();
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        SocketChannel c = track(client.openSocketChannel());
+        assertTrue(c.connect(s.getLocalAddress()));
+        SocketChannel a = track(accepted.get(10, TimeUnit.SECONDS));
+        return new SocketChannel[] {c, a};
+    }
+
+    private SocketChannel[] pair(String kind) throws Exception {
+        return pair(provider(kind), provider(kind));
+    }
+
+    private static void writeAll(SocketChannel c, ByteBuffer b) throws IOException {
+        while (b.hasRemaining()) {
+            c.write(b);
+        }
+    }
+
+    private static void readAll(SocketChannel c, ByteBuffer b) throws IOException {
+        while (b.hasRemaining()) {
+            if (c.read(b) < 0) {
+                throw new IOException("EOF with " + b.remaining() + " to go");
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("kinds")
+    void echoesBytesIntactThroughPartialReadsAndGatheringWrites(String kind) throws Exception {
+        SocketChannel[] p = pair(kind);
+        byte[] data = new byte[300_000];
+        new SplittableRandom(1).nextBytes(data);
+        CompletableFuture<Void> echo = CompletableFuture.runAsync(() -> {
+            try {
+                ByteBuffer b = ByteBuffer.allocate(7_777);
+                long left = data.length;
+                while (left > 0) {
+                    b.clear();
+                    int n = p[1].read(b);
+                    assertTrue(n > 0);
+                    left -= n;
+                    b.flip();
+                    writeAll(p[1], b);
+                }
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        ByteBuffer[] parts = {ByteBuffer.wrap(data, 0, 1000), ByteBuffer.wrap(data, 1000, 99_000), ByteBuffer.wrap(data, 100_000, 200_000)};
+        CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> {
+            try {
+                long left = data.length;
+                while (left > 0) {
+                    left -= p[0].write(parts, 0, parts.length);
+                }
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        ByteBuffer got = ByteBuffer.allocate(data.length);
+        readAll(p[0], got);
+        writer.get(30, TimeUnit.SECONDS);
+        echo.get(30, TimeUnit.SECONDS);
+        assertArrayEquals(data, got.array());
+        if (kind.equals("jsdp")) {
+            assertTrue(p[0].getOption(SdpSocketOptions.TRANSPORT).startsWith("sdp"), p[0].getOption(SdpSocketOptions.TRANSPORT));
+            assertTrue(p[1].getOption(SdpSocketOptions.TRANSPORT).startsWith("sdp"));
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("kinds")
+    void halfCloseGivesEofAndThePeerCanStillAnswer(String kind) throws Exception {
+        SocketChannel[] p = pair(kind);
+        writeAll(p[0], ByteBuffer.wrap(new byte[] {1, 2, 3}));
+        p[0].shutdownOutput();
+        assertThrows(ClosedChannelException.class, () -> p[0].write(ByteBuffer.wrap(new byte[] {4})));
+        ByteBuffer b = ByteBuffer.allocate(3);
+        readAll(p[1], b);
+        assertEquals(-1, p[1].read(ByteBuffer.allocate(1)));
+        assertEquals(-1, p[1].read(ByteBuffer.allocate(1)), "EOF stays");
+        writeAll(p[1], ByteBuffer.wrap(new byte[] {9}));
+        ByteBuffer r = ByteBuffer.allocate(1);
+        readAll(p[0], r);
+        assertEquals(9, r.get(0));
+        p[1].shutdownOutput();
+        assertEquals(-1, p[0].read(ByteBuffer.allocate(1)));
+    }
+
+    @ParameterizedTest
+    @MethodSource("kinds")
+    void shutdownInputMakesReadsReturnEof(String kind) throws Exception {
+        SocketChannel[] p = pair(kind);
+        p[1].shutdownInput();
+        assertEquals(-1, p[1].read(ByteBuffer.allocate(4)));
+    }
+
+    @ParameterizedTest
+    @MethodSource("kinds")
+    void closingWithUnreadDataResetsThePeer(String kind) throws Exception {
+        SocketChannel[] p = pair(kind);
+        writeAll(p[0], ByteBuffer.wrap(new byte[100]));
+        Thread.sleep(200); // let it arrive
+        p[1].close();
+        Thread.sleep(200); // let the reset arrive
+        SocketException read = assertThrows(SocketException.class, () -> p[0].read(ByteBuffer.allocate(10)));
+        assertEquals("Connection reset", read.getMessage());
+        IOException write = assertThrows(IOException.class, () -> {
+            for (int i = 0; i < 50; i++) {
+                p[0].write(ByteBuffer.wrap(new byte[1000]));
+                Thread.sleep(10);
+            }
+        });
+        assertTrue(write.getMessage().equals("Connection reset by peer") || write.getMessage().equals("Broken pipe"),
+            write.toString());
+    }
+
+    @ParameterizedTest
+    @MethodSource("kinds")
+    void closeFromAnotherThreadEndsABlockedReadWithAsynchronousCloseException(String kind) throws Exception {
+        SocketChannel[] p = pair(kind);
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        Thread reader = new Thread(() -> {
+            try {
+                p[0].read(ByteBuffer.allocate(8));
+            } catch (Throwable t) {
+                thrown.set(t);
+            }
+        });
+        reader.start();
+        Thread.sleep(200);
+        p[0].close();
+        reader.join(5_000);
+        assertFalse(reader.isAlive());
+        assertTrue(thrown.get() instanceof AsynchronousCloseException, String.valueOf(thrown.get()));
+    }
+
+    @ParameterizedTest
+    @MethodSource("kinds")
+    void interruptingABlockedReadClosesTheChannelAndKeepsTheStatus(String kind) throws Exception {
+        SocketChannel[] p = pair(kind);
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        AtomicReference<Boolean> interrupted = new AtomicReference<>();
+        Thread reader = new Thread(() -> {
+            try {
+                p[0].read(ByteBuffer.allocate(8));
+            } catch (Throwable t) {
+                thrown.set(t);
+                interrupted.set(Thread.currentThread().isInterrupted());
+            }
+        });
+        reader.start();
+        Thread.sleep(200);
+        reader.interrupt();
+        reader.join(5_000);
+        assertTrue(thrown.get() instanceof ClosedByInterruptException, String.valueOf(thrown.get()));
+        assertTrue(interrupted.get());
+        assertFalse(p[0].isOpen());
+    }
+
+    @ParameterizedTest
+    @MethodSource("kinds")
+    void closeFromAnotherThreadEndsABlockedAccept(String kind) throws Exception {
+        ServerSocketChannel s = listen(provider(kind));
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        Thread acceptor = new Thread(() -> {
+            try {
+                s.accept();
+            } catch (Throwable t) {
+                thrown.set(t);
+            }
+        });
+        acceptor.start();
+        Thread.sleep(200);
+        s.close();
+        acceptor.join(5_000);
+        assertTrue(thrown.get() instanceof AsynchronousCloseException, String.valueOf(thrown.get()));
+    }
+
+    @ParameterizedTest
+    @MethodSource("kinds")
+    void connectingWhereNobodyListensIsRefused(String kind) throws Exception {
+        ServerSocketChannel s = listen(JDK);
+        InetSocketAddress nobody = (InetSocketAddress) s.getLocalAddress();
+        s.close();
+        SocketChannel c = track(provider(kind).openSocketChannel());
+        assertThrows(ConnectException.class, () -> c.connect(nobody));
+    }
+
+    @ParameterizedTest
+    @MethodSource("kinds")
+    void optionsSetBeforeConnectAreKept(String kind) throws Exception {
+        SocketChannel c = track(provider(kind).openSocketChannel());
+        c.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        assertEquals(Boolean.TRUE, c.getOption(StandardSocketOptions.TCP_NODELAY));
+        assertThrows(IllegalArgumentException.class, () -> c.setOption(StandardSocketOptions.SO_RCVBUF, -1));
+        assertThrows(UnsupportedOperationException.class, () -> c.getOption(StandardSocketOptions.IP_MULTICAST_TTL));
+    }
+
+    @Test
+    void aJsdpClientFallsBackToTcpForAJdkServerAndSaysWhy() throws Exception {
+        SocketChannel[] p = pair(JSDP, JDK);
+        String t = p[0].getOption(SdpSocketOptions.TRANSPORT);
+        assertTrue(t.startsWith("tcp (no SDP listener at"), t);
+        writeAll(p[0], ByteBuffer.wrap(new byte[] {5}));
+        ByteBuffer b = ByteBuffer.allocate(1);
+        readAll(p[1], b);
+        assertEquals(5, b.get(0));
+    }
+
+    @Test
+    void aJdkClientReachesAJsdpServerOverTcp() throws Exception {
+        SocketChannel[] p = pair(JDK, JSDP);
+        String t = p[1].getOption(SdpSocketOptions.TRANSPORT);
+        assertTrue(t.startsWith("tcp"), t);
+        writeAll(p[1], ByteBuffer.wrap(new byte[] {6}));
+        ByteBuffer b = ByteBuffer.allocate(1);
+        readAll(p[0], b);
+        assertEquals(6, b.get(0));
+    }
+
+    @Test
+    void jsdpEndsTalkSdpAndNameTheDevice() throws Exception {
+        SocketChannel[] p = pair(JSDP, JSDP);
+        String t = p[0].getOption(SdpSocketOptions.TRANSPORT);
+        assertTrue(t.startsWith("sdp") && t.contains("device=") && t.contains("flowControl=credit"), t);
+    }
+}
