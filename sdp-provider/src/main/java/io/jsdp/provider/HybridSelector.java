@@ -50,12 +50,14 @@ final class HybridSelector extends AbstractSelector {
         if (!isOpen()) {
             throw new ClosedSelectorException();
         }
-        if (ch instanceof SdpSocketChannel || ch instanceof SdpServerSocketChannel) {
-            throw new UnsupportedOperationException("jsdp: registering SDP channels with a selector comes with issue 6's "
-                + "next step; use blocking mode for now");
-        }
         HybridKey k = new HybridKey(this, ch, ops);
         k.attach(att);
+        if (ch instanceof SdpSelectable s) {
+            k.source = s;
+            keys.add(k);
+            s.keyAdded(k);
+            return k;
+        }
         try {
             // a JDK channel: the inner selector watches it for us
             k.inner = ch.register(inner, ops, k);
@@ -114,7 +116,7 @@ final class HybridSelector extends AbstractSelector {
             ensureOpen();
             synchronized (publicSelected) {
                 flushCancelled();
-                boolean wait = timeoutMs >= 0;
+                boolean wait = timeoutMs >= 0 && !anyNativeReady();
                 if (wait) {
                     begin(); // an interrupt calls wakeup(), which ends the inner wait
                 }
@@ -134,22 +136,42 @@ final class HybridSelector extends AbstractSelector {
                     }
                 }
                 flushCancelled();
-                return collectInnerReady();
+                return collectReady();
             }
         }
     }
 
-    private int collectInnerReady() {
-        int updated = 0;
+    /** Whether a jsdp channel's SDP side is ready for its key's interest: then the selection must not wait. */
+    private boolean anyNativeReady() {
+        for (HybridKey k : keys) {
+            SdpSelectable s = k.source;
+            if (s != null && k.isValid() && (s.nativeReadyOps() & k.interestOpsRaw()) != 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Takes the inner selector's ready keys and the SDP sides' readiness, and applies the JDK's rules. */
+    private int collectReady() {
         Set<SelectionKey> innerSelected = inner.selectedKeys();
         for (Iterator<SelectionKey> it = innerSelected.iterator(); it.hasNext();) {
             SelectionKey ik = it.next();
             it.remove();
             HybridKey k = (HybridKey) ik.attachment();
-            if (k == null || !k.isValid() || !ik.isValid()) {
+            if (k != null && k.isValid() && ik.isValid()) {
+                k.pending |= ik.readyOps();
+            }
+        }
+        int updated = 0;
+        for (HybridKey k : keys) {
+            if (!k.isValid()) {
+                k.pending = 0;
                 continue;
             }
-            int ready = ik.readyOps() & k.interestOpsRaw();
+            SdpSelectable s = k.source;
+            int ready = (k.pending | (s == null ? 0 : s.nativeReadyOps())) & k.interestOpsRaw();
+            k.pending = 0;
             if (ready == 0) {
                 continue;
             }
@@ -182,6 +204,9 @@ final class HybridSelector extends AbstractSelector {
                 if (k.inner != null) {
                     k.inner.cancel();
                 }
+                if (k.source != null) {
+                    k.source.keyRemoved(k);
+                }
                 deregister(k);
             }
             cancelled.clear();
@@ -202,6 +227,9 @@ final class HybridSelector extends AbstractSelector {
                 for (HybridKey k : keys) {
                     if (k.inner != null) {
                         k.inner.cancel();
+                    }
+                    if (k.source != null) {
+                        k.source.keyRemoved(k);
                     }
                     deregister(k);
                 }
@@ -226,8 +254,12 @@ final class HybridSelector extends AbstractSelector {
         private final SelectableChannel channel;
         private volatile int interestOps;
         private volatile int readyOps;
-        /** The inner selector's key of a JDK channel. Written once, at registration. */
+        /** The inner selector's key of a JDK channel or of a jsdp channel's JDK delegate. */
         volatile SelectionKey inner;
+        /** The jsdp channel whose SDP side this key watches, or null for a JDK channel. */
+        volatile SdpSelectable source;
+        /** Ready ops gathered during one selection; touched only by the selecting thread. */
+        int pending;
 
         HybridKey(HybridSelector selector, SelectableChannel channel, int ops) {
             this.selector = selector;
@@ -269,6 +301,29 @@ final class HybridSelector extends AbstractSelector {
         public int readyOps() {
             ensureValid();
             return readyOps;
+        }
+
+        /**
+         * Watches a jsdp channel's JDK delegate (its TCP fallback connection, a server's TCP half) in the
+         * inner selector, replacing the delegate watched before.
+         *
+         * @param delegate the JDK channel, non-blocking
+         * @throws java.nio.channels.ClosedChannelException when the delegate is closed
+         */
+        void useDelegate(SelectableChannel delegate) throws java.nio.channels.ClosedChannelException {
+            SelectionKey old = inner;
+            if (old != null && old.channel() == delegate) {
+                return;
+            }
+            inner = delegate.register(selector.inner, interestOps, this);
+            if (old != null) {
+                old.cancel();
+            }
+        }
+
+        /** Wakes the selector: the SDP side's readiness may have changed. */
+        void wakeSelector() {
+            selector.wakeup();
         }
 
         int interestOpsRaw() {

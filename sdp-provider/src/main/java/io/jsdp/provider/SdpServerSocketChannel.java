@@ -35,9 +35,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * accept callback wakes that selector, so a blocking {@code accept} waits for both in one place and a
  * close from another thread ends it with {@link java.nio.channels.AsynchronousCloseException}.
  *
- * <p>Not yet (issue 6): registration with a selector, the {@link #socket()} adaptor.
+ * <p>In a selector, the TCP half is watched by the selector's inner JDK selector and the SDP listener's
+ * queue is polled, its accept callback waking the selector.
+ *
+ * <p>Not yet (issue 6): the {@link #socket()} adaptor.
  */
-public final class SdpServerSocketChannel extends ServerSocketChannel {
+public final class SdpServerSocketChannel extends ServerSocketChannel implements SdpSelectable {
     private static final Set<SocketOption<?>> OPTIONS = Set.of(StandardSocketOptions.SO_RCVBUF,
         StandardSocketOptions.SO_REUSEADDR, SdpSocketOptions.TRANSPORT);
 
@@ -49,6 +52,7 @@ public final class SdpServerSocketChannel extends ServerSocketChannel {
     /** Guarded by stateLock. */
     private SdpListener sdp;
     private String transport;
+    private final java.util.List<HybridSelector.HybridKey> selectorKeys = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     SdpServerSocketChannel(SelectorProvider provider, SelectorProvider jdk) throws IOException {
         super(provider);
@@ -75,7 +79,12 @@ public final class SdpServerSocketChannel extends ServerSocketChannel {
             }
             try {
                 sdp = stack.listen(bound, backlog < 1 ? 50 : backlog, new SdpOptions());
-                sdp.acceptListener(waiter::wakeup);
+                sdp.acceptListener(() -> {
+                    waiter.wakeup();
+                    for (HybridSelector.HybridKey k : selectorKeys) {
+                        k.wakeSelector();
+                    }
+                });
                 transport = "sdp+tcp device=" + stack.rdmaDevice().name();
             } catch (VerbsException e) {
                 transport = "tcp (no SDP listener: " + e.getMessage() + ")";
@@ -149,6 +158,33 @@ public final class SdpServerSocketChannel extends ServerSocketChannel {
             return new SdpSocketChannel(provider(), jdk, t, "the peer connected over TCP");
         }
         return null;
+    }
+
+    @Override
+    public void keyAdded(HybridSelector.HybridKey key) {
+        selectorKeys.add(key);
+        try {
+            key.useDelegate(tcp);
+        } catch (ClosedChannelException e) {
+            // closing: the key is being cancelled
+        }
+    }
+
+    @Override
+    public void keyRemoved(HybridSelector.HybridKey key) {
+        selectorKeys.remove(key);
+    }
+
+    @Override
+    public int nativeReadyOps() {
+        SdpListener l;
+        stateLock.lock();
+        try {
+            l = sdp;
+        } finally {
+            stateLock.unlock();
+        }
+        return l != null && l.isAcceptable() ? SelectionKey.OP_ACCEPT : 0;
     }
 
     @Override

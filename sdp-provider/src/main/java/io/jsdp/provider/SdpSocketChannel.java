@@ -19,14 +19,17 @@ import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ConnectionPendingException;
 import java.nio.channels.NoConnectionPendingException;
 import java.nio.channels.NotYetConnectedException;
+import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.UnresolvedAddressException;
 import java.nio.channels.UnsupportedAddressTypeException;
 import java.nio.channels.spi.SelectorProvider;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -42,9 +45,14 @@ import java.util.concurrent.locks.ReentrantLock;
  * write parks (virtual threads keep their carriers) and is woken by the close. One reader and one
  * writer at a time (read and write locks); state changes under the state lock.
  *
- * <p>Not yet (issue 6): registration with a selector while on SDP, the {@link #socket()} adaptor.
+ * <p>In a selector the SDP side's readiness is polled at each selection, and a readiness change wakes
+ * the selectors the channel is registered with; a TCP delegate is watched by the selector's inner JDK
+ * selector. A non-blocking connect starts on SDP; when {@link #finishConnect()} finds it refused it
+ * starts the TCP connect and the keys move to the delegate.
+ *
+ * <p>Not yet (issue 6): the {@link #socket()} adaptor.
  */
-public final class SdpSocketChannel extends SocketChannel {
+public final class SdpSocketChannel extends SocketChannel implements SdpSelectable {
     private static final Set<SocketOption<?>> OPTIONS = Set.of(StandardSocketOptions.SO_SNDBUF,
         StandardSocketOptions.SO_RCVBUF, StandardSocketOptions.SO_KEEPALIVE, StandardSocketOptions.SO_REUSEADDR,
         StandardSocketOptions.SO_LINGER, StandardSocketOptions.TCP_NODELAY, StandardSocketOptions.IP_TOS,
@@ -64,6 +72,8 @@ public final class SdpSocketChannel extends SocketChannel {
     private String transport;
     private boolean connectPending;
     private boolean inputShut;
+    /** The keys of the selectors the channel is registered with. */
+    private final List<HybridSelector.HybridKey> selectorKeys = new CopyOnWriteArrayList<>();
     private boolean outputShut;
 
     SdpSocketChannel(SelectorProvider provider, SelectorProvider jdk) {
@@ -106,7 +116,7 @@ public final class SdpSocketChannel extends SocketChannel {
         stateLock.lock();
         try {
             ensureOpen();
-            if (sdp != null || tcp != null && tcp.isConnected()) {
+            if (isConnected()) {
                 throw new AlreadyConnectedException();
             }
             if (connectPending) {
@@ -117,15 +127,25 @@ public final class SdpSocketChannel extends SocketChannel {
             stateLock.unlock();
         }
         if (!isBlocking()) {
-            throw new UnsupportedOperationException("jsdp: non-blocking connect comes with selector support (issue 6)");
+            try {
+                return connectNonBlocking(target);
+            } catch (IOException e) {
+                close();
+                throw e;
+            }
         }
-        boolean completed = false;
         try {
-            begin();
-            completed = connectBlocking(target);
-            return completed;
-        } finally {
-            end(completed);
+            boolean completed = false;
+            try {
+                begin();
+                completed = connectBlocking(target);
+                return completed;
+            } finally {
+                end(completed);
+            }
+        } catch (IOException e) {
+            close(); // as the JDK: a failed connect closes the channel (after end(), which would see it closed)
+            throw e;
         }
     }
 
@@ -148,6 +168,7 @@ public final class SdpSocketChannel extends SocketChannel {
                     throw new ClosedChannelException();
                 }
                 sdp = c; // so close() and interrupts reach the connect
+                connectPending = true;
             } finally {
                 stateLock.unlock();
             }
@@ -155,6 +176,7 @@ public final class SdpSocketChannel extends SocketChannel {
                 if (c.awaitConnected(TimeUnit.DAYS.toNanos(1))) {
                     stateLock.lock();
                     try {
+                        connectPending = false;
                         transport = describeSdp(c) + " device=" + stack.rdmaDevice().name() + " provider="
                             + stack.rdmaDevice().provider();
                     } finally {
@@ -185,10 +207,37 @@ public final class SdpSocketChannel extends SocketChannel {
                 default -> "SDP connect to " + target + " timed out";
             };
         }
-        return connectTcp(target, reason);
+        return startTcp(target, reason);
     }
 
-    private boolean connectTcp(InetSocketAddress target, String reason) throws IOException {
+    private boolean connectNonBlocking(InetSocketAddress target) throws IOException {
+        SdpStack stack = SdpRuntime.stack();
+        if (stack == null) {
+            return startTcp(target, SdpRuntime.unavailableReason());
+        }
+        SdpConnection c;
+        try {
+            c = stack.connect(target, sdpOptions());
+        } catch (VerbsException e) {
+            throw new java.net.ConnectException("jsdp: " + e.getMessage());
+        }
+        stateLock.lock();
+        try {
+            if (!isOpen()) {
+                c.abort();
+                throw new ClosedChannelException();
+            }
+            sdp = c;
+            connectPending = true;
+            watchLocked();
+        } finally {
+            stateLock.unlock();
+        }
+        return false;
+    }
+
+    /** Starts (or, in blocking mode, makes) the TCP fallback connect; the keys move to the delegate. */
+    private boolean startTcp(InetSocketAddress target, String reason) throws IOException {
         SocketChannel t;
         stateLock.lock();
         try {
@@ -197,13 +246,97 @@ public final class SdpSocketChannel extends SocketChannel {
                 tcp = jdk.openSocketChannel();
                 applyOptions(tcp);
             }
+            tcp.configureBlocking(isBlocking());
             t = tcp;
             transport = "tcp (" + reason + ")";
+            connectPending = true;
+            for (HybridSelector.HybridKey k : selectorKeys) {
+                k.useDelegate(t);
+            }
         } finally {
             stateLock.unlock();
         }
         SdpRuntime.TRACE.message(TraceLevel.RARE, "channel.fallback", "jsdp: " + target + " over TCP: " + reason);
-        return t.connect(target); // the JDK's own begin/end handle interrupt and close of the delegate
+        boolean done = t.connect(target);
+        if (done) {
+            stateLock.lock();
+            try {
+                connectPending = false;
+            } finally {
+                stateLock.unlock();
+            }
+        }
+        return done;
+    }
+
+    /** Installs the readiness listener that wakes our selectors, when there are any. */
+    private void watchLocked() {
+        if (sdp != null && !selectorKeys.isEmpty()) {
+            sdp.readinessListener((conn, ops) -> {
+                for (HybridSelector.HybridKey k : selectorKeys) {
+                    k.wakeSelector();
+                }
+            });
+        }
+    }
+
+    @Override
+    public void keyAdded(HybridSelector.HybridKey key) {
+        stateLock.lock();
+        try {
+            selectorKeys.add(key);
+            if (tcp != null && sdp == null) {
+                try {
+                    key.useDelegate(tcp);
+                } catch (ClosedChannelException e) {
+                    // the channel is closing: its keys are being cancelled
+                }
+            }
+            watchLocked();
+        } finally {
+            stateLock.unlock();
+        }
+    }
+
+    @Override
+    public void keyRemoved(HybridSelector.HybridKey key) {
+        stateLock.lock();
+        try {
+            selectorKeys.remove(key);
+            if (selectorKeys.isEmpty() && sdp != null) {
+                sdp.readinessListener(null);
+            }
+        } finally {
+            stateLock.unlock();
+        }
+    }
+
+    @Override
+    public int nativeReadyOps() {
+        SdpConnection c;
+        boolean pending;
+        stateLock.lock();
+        try {
+            c = sdp;
+            pending = connectPending;
+        } finally {
+            stateLock.unlock();
+        }
+        if (c == null) {
+            return 0;
+        }
+        int r = c.readyOps();
+        if (pending) {
+            return (r & SdpConnection.OP_CONNECT) != 0 ? SelectionKey.OP_CONNECT : 0;
+        }
+        int ops = 0;
+        if ((r & SdpConnection.OP_READ) != 0) {
+            ops |= SelectionKey.OP_READ;
+        }
+        if ((r & SdpConnection.OP_WRITE) != 0) {
+            ops |= SelectionKey.OP_WRITE;
+        }
+        return ops;
     }
 
     private SdpOptions sdpOptions() {
@@ -254,27 +387,99 @@ public final class SdpSocketChannel extends SocketChannel {
 
     @Override
     public boolean finishConnect() throws IOException {
+        SdpConnection c;
+        SocketChannel t;
         stateLock.lock();
         try {
             ensureOpen();
-            if (sdp != null) {
-                return true;
+            if (!connectPending) {
+                if (isConnected()) {
+                    return true;
+                }
+                throw new NoConnectionPendingException();
             }
-            if (tcp != null) {
-                return tcp.finishConnect();
-            }
-            throw new NoConnectionPendingException();
+            c = sdp;
+            t = tcp;
         } finally {
             stateLock.unlock();
         }
+        try {
+            boolean completed = false;
+            try {
+                begin();
+                boolean done = c != null ? finishSdp(c) : finishTcp(t);
+                completed = true;
+                return done;
+            } finally {
+                end(completed);
+            }
+        } catch (IOException e) {
+            close(); // as the JDK: a failed connect closes the channel
+            throw e;
+        }
+    }
+
+    private boolean finishTcp(SocketChannel t) throws IOException {
+        boolean done = t.finishConnect();
+        if (done) {
+            stateLock.lock();
+            try {
+                connectPending = false;
+            } finally {
+                stateLock.unlock();
+            }
+        }
+        return done;
+    }
+
+    private boolean finishSdp(SdpConnection c) throws IOException {
+        if (isBlocking()) {
+            try {
+                c.awaitConnected(TimeUnit.DAYS.toNanos(1));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new java.nio.channels.ClosedByInterruptException();
+            }
+        }
+        SdpConnection.State st = c.state();
+        if (st == SdpConnection.State.CONNECTING || st == SdpConnection.State.HANDSHAKE) {
+            return false;
+        }
+        if (st != SdpConnection.State.FAILED) {
+            stateLock.lock();
+            try {
+                connectPending = false;
+                SdpStack stack = SdpRuntime.stack();
+                transport = describeSdp(c) + (stack == null ? "" : " device=" + stack.rdmaDevice().name() + " provider="
+                    + stack.rdmaDevice().provider());
+            } finally {
+                stateLock.unlock();
+            }
+            return true;
+        }
+        Failure f = c.failure();
+        stateLock.lock();
+        try {
+            sdp = null;
+        } finally {
+            stateLock.unlock();
+        }
+        if (f != Failure.CONNECTION_REFUSED && f != Failure.UNREACHABLE && f != Failure.CONNECT_TIMEOUT) {
+            throw Exceptions.forConnect(f);
+        }
+        String reason = switch (f) {
+            case CONNECTION_REFUSED -> "no SDP listener at " + remote;
+            case UNREACHABLE -> "no RDMA route to " + remote;
+            default -> "SDP connect to " + remote + " timed out";
+        };
+        return startTcp(remote, reason);
     }
 
     @Override
     public boolean isConnected() {
         stateLock.lock();
         try {
-            return sdp != null && sdp.state() != SdpConnection.State.CONNECTING && sdp.state() != SdpConnection.State.HANDSHAKE
-                || tcp != null && tcp.isConnected();
+            return !connectPending && (sdp != null || tcp != null && tcp.isConnected());
         } finally {
             stateLock.unlock();
         }
@@ -284,7 +489,7 @@ public final class SdpSocketChannel extends SocketChannel {
     public boolean isConnectionPending() {
         stateLock.lock();
         try {
-            return tcp != null && tcp.isConnectionPending();
+            return connectPending;
         } finally {
             stateLock.unlock();
         }

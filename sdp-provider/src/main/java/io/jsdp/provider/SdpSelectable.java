@@ -1,0 +1,29 @@
+package io.jsdp.provider;
+
+/**
+ * A jsdp channel the hybrid selector can watch: part of its readiness comes from SDP (polled, with a
+ * wakeup of the selector when it may have changed), part possibly from a JDK delegate channel (a TCP
+ * fallback connection, the TCP half of a server), which the key registers in the inner selector.
+ */
+interface SdpSelectable {
+    /**
+     * A selector registered the channel: watch its SDP side for it, and hand it the current delegate.
+     *
+     * @param key the new key
+     */
+    void keyAdded(HybridSelector.HybridKey key);
+
+    /**
+     * The key was deregistered.
+     *
+     * @param key the key
+     */
+    void keyRemoved(HybridSelector.HybridKey key);
+
+    /**
+     * The NIO operations ready on the SDP side now, whatever the interest.
+     *
+     * @return a combination of {@link java.nio.channels.SelectionKey} ops
+     */
+    int nativeReadyOps();
+}
