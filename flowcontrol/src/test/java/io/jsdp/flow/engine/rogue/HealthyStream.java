@@ -16,12 +16,12 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * A well-behaved connection streaming both ways while a rogue attacks another connection of the same
  * stack: each direction writes a deterministic byte stream until stopped, then shuts its output down;
- * the readers check every byte and count. Throttled (a pause every 32 KiB) so it leaves the two
+ * the readers check every byte and count. Throttled (a 1 ms pause every 32 KiB) so it leaves the two
  * cores to the test; "untouched" means it keeps moving and every byte is right.
  */
 final class HealthyStream implements AutoCloseable {
     private static final int CHUNK = 32 * 1024;
-    private static final long PAUSE_NS = TimeUnit.MICROSECONDS.toNanos(200);
+    private static final long PAUSE_NS = TimeUnit.MILLISECONDS.toNanos(1);
 
     private final SdpConnection x;
     private final SdpConnection y;

@@ -33,6 +33,7 @@ import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * A test peer that speaks SDP by hand over raw verbs: one reliable-connected queue pair on a SoftRdma
@@ -259,15 +260,24 @@ public final class RoguePeer implements AutoCloseable {
         }
         sendsPosted++;
         long deadline = System.nanoTime() + STEP_NS;
-        while (sendsCompleted < sendsPosted) {
+        for (int idle = 0; sendsCompleted < sendsPosted;) {
             if (pump() == 0) {
                 if (System.nanoTime() - deadline > 0) {
                     throw new AssertionError("the rogue's send did not complete within 5 s");
                 }
-                Thread.onSpinWait();
+                backOff(idle++);
             }
         }
         return lastSendStatus;
+    }
+
+    /** Spins a little, then parks briefly: several rogues share two cores with the engine's threads. */
+    private static void backOff(int idle) {
+        if (idle < 200) {
+            Thread.onSpinWait();
+        } else {
+            LockSupport.parkNanos(idle < 2_000 ? 10_000 : 100_000);
+        }
     }
 
     /**
@@ -366,7 +376,7 @@ public final class RoguePeer implements AutoCloseable {
      */
     public Message receive(long timeoutNs) {
         long deadline = System.nanoTime() + timeoutNs;
-        for (;;) {
+        for (int idle = 0;; idle++) {
             pump();
             Message m = inbox.poll();
             if (m != null) {
@@ -375,7 +385,7 @@ public final class RoguePeer implements AutoCloseable {
             if (qpFailed || System.nanoTime() - deadline > 0) {
                 return null;
             }
-            Thread.onSpinWait();
+            backOff(idle);
         }
     }
 
@@ -413,12 +423,7 @@ public final class RoguePeer implements AutoCloseable {
             if (System.nanoTime() - deadline > 0) {
                 return false;
             }
-            try {
-                Thread.sleep(0, 200_000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return false;
-            }
+            LockSupport.parkNanos(100_000);
         }
     }
 
