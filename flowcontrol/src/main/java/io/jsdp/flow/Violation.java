@@ -28,7 +28,9 @@ public enum Violation {
     /** A message the sender had no credit for (data needs two, the last is for credit updates). */
     NO_CREDIT("message without credit"),
     /** A Data message with payload after the peer's DisConn, or a second DisConn. */
-    DATA_AFTER_DISCONN("message after DisConn");
+    DATA_AFTER_DISCONN("message after DisConn"),
+    /** A DisConn or AbortConn with payload bytes (they carry none). */
+    PAYLOAD_ON_CONTROL("payload on a message that carries none");
 
     private final String description;
 

@@ -974,6 +974,10 @@ public final class SdpConnection {
                 }
             }
             case MessageId.DISCONN -> {
+                if (payload > 0) {
+                    violationLocked(Violation.PAYLOAD_ON_CONTROL, "DisConn with " + payload + " payload bytes");
+                    return;
+                }
                 if (disconnReceived) {
                     violationLocked(Violation.DATA_AFTER_DISCONN, "second DisConn");
                     return;
@@ -984,6 +988,10 @@ public final class SdpConnection {
                 maybeFinishLocked();
             }
             case MessageId.ABORT_CONN -> {
+                if (payload > 0) {
+                    violationLocked(Violation.PAYLOAD_ON_CONTROL, "AbortConn with " + payload + " payload bytes");
+                    return;
+                }
                 postReceiveLocked(buf);
                 failLocked(Failure.RESET_BY_PEER, "AbortConn from the peer", false, true);
             }

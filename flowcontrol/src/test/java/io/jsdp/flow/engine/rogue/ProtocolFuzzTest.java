@@ -549,8 +549,10 @@ class ProtocolFuzzTest {
         return switch (mid) {
             case MessageId.DATA -> n > Bsdh.LENGTH && model.disconnSent ? Expect.violation(Violation.DATA_AFTER_DISCONN)
                 : Expect.ACCEPT;
-            case MessageId.DISCONN -> model.disconnSent ? Expect.violation(Violation.DATA_AFTER_DISCONN) : Expect.ACCEPT;
-            case MessageId.ABORT_CONN -> new Expect(Fate.RESET, null);
+            case MessageId.DISCONN -> n > Bsdh.LENGTH ? Expect.violation(Violation.PAYLOAD_ON_CONTROL)
+                : model.disconnSent ? Expect.violation(Violation.DATA_AFTER_DISCONN) : Expect.ACCEPT;
+            case MessageId.ABORT_CONN -> n > Bsdh.LENGTH ? Expect.violation(Violation.PAYLOAD_ON_CONTROL)
+                : new Expect(Fate.RESET, null);
             default -> Expect.violation(Violation.UNSUPPORTED_MID);
         };
     }

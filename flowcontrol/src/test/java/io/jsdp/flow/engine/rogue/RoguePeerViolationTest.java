@@ -434,4 +434,22 @@ class RoguePeerViolationTest {
             expectAbort(b, a, Violation.DATA_AFTER_DISCONN);
         }
     }
+
+    // ------------------------------------------------------------------ PAYLOAD_ON_CONTROL
+
+    @Test
+    void abortsConnectionOnDisConnWithPayloadAndRecordsFfdc() throws Exception {
+        try (RogueBench b = bench(); Attack a = Attack.active(b)) {
+            a.raw(a.rogue().frame(MessageId.DISCONN, new byte[] {1, 2, 3}));
+            expectAbort(b, a, Violation.PAYLOAD_ON_CONTROL);
+        }
+    }
+
+    @Test
+    void abortsConnectionOnAbortConnWithPayloadAndRecordsFfdc() throws Exception {
+        try (RogueBench b = bench(); Attack a = Attack.passive(b)) {
+            a.raw(a.rogue().frame(MessageId.ABORT_CONN, new byte[] {9}));
+            expectAbort(b, a, Violation.PAYLOAD_ON_CONTROL);
+        }
+    }
 }
