@@ -86,7 +86,9 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         this(provider, jdk);
         this.sdp = accepted;
         this.remote = accepted.remoteAddress();
-        this.transport = describeSdp(accepted);
+        SdpStack stack = SdpRuntime.stack();
+        this.transport = describeSdp(accepted) + (stack == null ? "" : " device=" + stack.rdmaDevice().name() + " provider="
+            + stack.rdmaDevice().provider());
     }
 
     /** An accepted TCP connection (the peer came through the TCP half of the server socket). */

@@ -1,0 +1,138 @@
+package io.jsdp.provider.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The deployable jar, in two JVMs, with an application that knows nothing of jsdp ({@link EchoMain}):
+ * with the agent on both sides the bytes travel over SDP; with jsdp on one side only both directions
+ * still work over TCP and the jsdp side says why; and the class-path form
+ * ({@code -Djava.nio.channels.spi.SelectorProvider=io.jsdp.SdpSelectorProvider}, no agent) works too.
+ * Runs after {@code package}, so it uses {@code target/jsdp.jar} as users do.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class AgentTwoJvmIT {
+    private static final Path JAR = Path.of("target", "jsdp.jar").toAbsolutePath();
+    private static final String TEST_CLASSES = Path.of("target", "test-classes").toAbsolutePath().toString();
+    private static final int BYTES = 4 << 20;
+
+    /** A forked JVM whose output lines are collected by a daemon thread. */
+    private static final class Jvm implements AutoCloseable {
+        final Process process;
+        final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+        final List<String> transcript = new ArrayList<>();
+
+        Jvm(List<String> jvmArgs, String... args) throws IOException {
+            List<String> cmd = new ArrayList<>();
+            cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+            cmd.add("-Xmx128m");
+            cmd.addAll(jvmArgs);
+            cmd.add("-cp");
+            cmd.add(TEST_CLASSES + File.pathSeparator + JAR);
+            cmd.add(EchoMain.class.getName());
+            cmd.addAll(List.of(args));
+            process = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+            Thread t = new Thread(() -> {
+                try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                    for (String l; (l = r.readLine()) != null;) {
+                        lines.add(l);
+                    }
+                } catch (IOException ended) {
+                    // killed
+                }
+            });
+            t.setDaemon(true);
+            t.start();
+        }
+
+        String await(String prefix) throws InterruptedException {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            for (;;) {
+                String l = lines.poll(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                if (l == null) {
+                    throw new AssertionError("no '" + prefix + "' from " + process.pid() + "; output: " + transcript);
+                }
+                transcript.add(l);
+                if (l.startsWith(prefix)) {
+                    return l;
+                }
+            }
+        }
+
+        @Override
+        public void close() {
+            process.destroyForcibly();
+            try {
+                process.waitFor(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private static List<String> agent() {
+        return List.of("-javaagent:" + JAR);
+    }
+
+    private static List<String> classPathProvider() {
+        return List.of("-Djava.nio.channels.spi.SelectorProvider=io.jsdp.SdpSelectorProvider");
+    }
+
+    /** Runs server and client; returns {server line, client line}. */
+    private static String[] run(List<String> serverArgs, List<String> clientArgs) throws Exception {
+        assertTrue(Files.isRegularFile(JAR), "build the jar first: " + JAR);
+        try (Jvm server = new Jvm(serverArgs, "server")) {
+            String port = server.await("READY").split(" ")[1];
+            try (Jvm client = new Jvm(clientArgs, "client", port, Integer.toString(BYTES))) {
+                String c = client.await("CLIENT");
+                String s = server.await("SERVER");
+                assertTrue(c.startsWith("CLIENT OK"), c);
+                return new String[] {s, c};
+            }
+        }
+    }
+
+    @Test
+    void withTheAgentOnBothSidesTheBytesTravelOverSdp() throws Exception {
+        String[] r = run(agent(), agent());
+        assertTrue(r[0].contains("io.jsdp.SdpSelectorProvider sdp"), r[0]);
+        assertTrue(r[1].contains("io.jsdp.SdpSelectorProvider sdp"), r[1]);
+    }
+
+    @Test
+    void aJsdpClientTalksTcpToAPlainServerAndSaysWhy() throws Exception {
+        String[] r = run(List.of(), agent());
+        assertTrue(r[0].startsWith("SERVER sun.nio.ch."), r[0]);
+        assertTrue(r[1].contains("tcp_(no_SDP_listener_at"), r[1]);
+    }
+
+    @Test
+    void aPlainClientReachesAJsdpServerOverTcp() throws Exception {
+        String[] r = run(agent(), List.of());
+        assertTrue(r[0].contains("io.jsdp.SdpSelectorProvider tcp_(the_peer_connected_over_TCP)"), r[0]);
+        assertTrue(r[1].startsWith("CLIENT OK sun.nio.ch."), r[1]);
+    }
+
+    @Test
+    void theClassPathFormWorksWithoutTheAgent() throws Exception {
+        String[] r = run(classPathProvider(), classPathProvider());
+        assertEquals(2, r.length);
+        assertTrue(r[0].contains("io.jsdp.SdpSelectorProvider sdp"), r[0]);
+        assertTrue(r[1].contains("io.jsdp.SdpSelectorProvider sdp"), r[1]);
+    }
+}
