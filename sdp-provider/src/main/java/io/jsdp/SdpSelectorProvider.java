@@ -2,6 +2,7 @@ package io.jsdp;
 
 import io.jsdp.provider.Channels;
 import io.jsdp.provider.JdkProvider;
+import io.jsdp.provider.Rules;
 import io.jsdp.provider.Selectors;
 import java.io.IOException;
 import java.net.ProtocolFamily;
@@ -29,8 +30,14 @@ import java.nio.channels.spi.SelectorProvider;
  */
 public class SdpSelectorProvider extends SelectorProvider {
 
-    /** Creates the provider; the JDK calls this when the system property names the class. */
+    /**
+     * Creates the provider; the JDK calls this when the system property names the class. Bad
+     * configuration fails here, at start-up, naming the rule or property.
+     *
+     * @throws IllegalArgumentException for a malformed {@code jsdp.rules} file
+     */
     public SdpSelectorProvider() {
+        Rules.configured();
     }
 
     private static SelectorProvider jdk() {

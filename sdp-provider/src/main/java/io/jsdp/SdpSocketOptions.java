@@ -12,6 +12,13 @@ public final class SdpSocketOptions {
      */
     public static final SocketOption<String> TRANSPORT = new Option<>("jsdp.TRANSPORT", String.class);
 
+    /**
+     * Whether a connect may use SDP ({@code Boolean}, default {@code true}, or what the {@code jsdp.rules}
+     * file says for the destination). Set {@code false} before connecting to go straight to TCP; the
+     * transport then says {@code "tcp (SDP turned off on this socket)"}.
+     */
+    public static final SocketOption<Boolean> USE_SDP = new Option<>("jsdp.USE_SDP", Boolean.class);
+
     private SdpSocketOptions() {
     }
 

@@ -72,13 +72,18 @@ public final class SdpServerSocketChannel extends ServerSocketChannel implements
             }
             tcp.bind(local, backlog);
             InetSocketAddress bound = (InetSocketAddress) tcp.getLocalAddress();
+            Rules.Decision d = Rules.configured().decide(Rules.Kind.BIND, bound, new SdpOptions());
+            if (!d.sdp()) {
+                transport = "tcp (rules: " + d.rule() + ")";
+                return this;
+            }
             SdpStack stack = SdpRuntime.stack();
             if (stack == null) {
                 transport = "tcp (" + SdpRuntime.unavailableReason() + ")";
                 return this;
             }
             try {
-                sdp = stack.listen(bound, backlog < 1 ? 50 : backlog, new SdpOptions());
+                sdp = stack.listen(bound, backlog < 1 ? 50 : backlog, d.options());
                 sdp.acceptListener(() -> {
                     waiter.wakeup();
                     for (HybridSelector.HybridKey k : selectorKeys) {

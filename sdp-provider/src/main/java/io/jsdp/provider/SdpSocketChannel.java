@@ -56,7 +56,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     private static final Set<SocketOption<?>> OPTIONS = Set.of(StandardSocketOptions.SO_SNDBUF,
         StandardSocketOptions.SO_RCVBUF, StandardSocketOptions.SO_KEEPALIVE, StandardSocketOptions.SO_REUSEADDR,
         StandardSocketOptions.SO_LINGER, StandardSocketOptions.TCP_NODELAY, StandardSocketOptions.IP_TOS,
-        SdpSocketOptions.TRANSPORT);
+        SdpSocketOptions.TRANSPORT, SdpSocketOptions.USE_SDP);
 
     private final ReentrantLock readLock = new ReentrantLock();
     private final ReentrantLock writeLock = new ReentrantLock();
@@ -151,15 +151,30 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         }
     }
 
+    /** Why this connect must not use SDP, or null when it may (socket option, rules, device). */
+    private String tcpOnlyReason(Rules.Decision d) {
+        stateLock.lock();
+        try {
+            if (Boolean.FALSE.equals(options.get(SdpSocketOptions.USE_SDP))) {
+                return "SDP turned off on this socket";
+            }
+        } finally {
+            stateLock.unlock();
+        }
+        if (!d.sdp()) {
+            return "rules: " + d.rule();
+        }
+        return SdpRuntime.stack() == null ? SdpRuntime.unavailableReason() : null;
+    }
+
     private boolean connectBlocking(InetSocketAddress target) throws IOException {
+        Rules.Decision d = Rules.configured().decide(Rules.Kind.CONNECT, target, new SdpOptions());
+        String reason = tcpOnlyReason(d);
         SdpStack stack = SdpRuntime.stack();
-        String reason;
-        if (stack == null) {
-            reason = SdpRuntime.unavailableReason();
-        } else {
+        if (reason == null) {
             SdpConnection c;
             try {
-                c = stack.connect(target, sdpOptions());
+                c = stack.connect(target, sdpOptions(d.options()));
             } catch (VerbsException e) {
                 throw new java.net.ConnectException("jsdp: " + e.getMessage());
             }
@@ -213,13 +228,15 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     }
 
     private boolean connectNonBlocking(InetSocketAddress target) throws IOException {
-        SdpStack stack = SdpRuntime.stack();
-        if (stack == null) {
-            return startTcp(target, SdpRuntime.unavailableReason());
+        Rules.Decision d = Rules.configured().decide(Rules.Kind.CONNECT, target, new SdpOptions());
+        String reason = tcpOnlyReason(d);
+        if (reason != null) {
+            return startTcp(target, reason);
         }
+        SdpStack stack = SdpRuntime.stack();
         SdpConnection c;
         try {
-            c = stack.connect(target, sdpOptions());
+            c = stack.connect(target, sdpOptions(d.options()));
         } catch (VerbsException e) {
             throw new java.net.ConnectException("jsdp: " + e.getMessage());
         }
@@ -341,10 +358,11 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         return ops;
     }
 
-    private SdpOptions sdpOptions() {
+    /** The connection's settings: properties, then the rule's settings, then this socket's options. */
+    private SdpOptions sdpOptions(SdpOptions fromRules) {
         stateLock.lock();
         try {
-            SdpOptions o = new SdpOptions();
+            SdpOptions o = fromRules;
             Object v;
             if ((v = options.get(StandardSocketOptions.SO_RCVBUF)) != null) {
                 o.receiveBufferBytes((Integer) v);
@@ -370,7 +388,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     @SuppressWarnings({"unchecked", "rawtypes"})
     private void applyOptions(SocketChannel ch) throws IOException {
         for (Map.Entry<SocketOption<?>, Object> e : options.entrySet()) {
-            if (e.getKey() != SdpSocketOptions.TRANSPORT) {
+            if (e.getKey() != SdpSocketOptions.TRANSPORT && e.getKey() != SdpSocketOptions.USE_SDP) {
                 ch.setOption((SocketOption) e.getKey(), e.getValue());
             }
         }
@@ -765,7 +783,11 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         stateLock.lock();
         try {
             ensureOpen();
-            if (tcp != null) {
+            if (name == SdpSocketOptions.USE_SDP) {
+                if (sdp != null || tcp != null && (tcp.isConnected() || tcp.isConnectionPending())) {
+                    throw new IllegalStateException("jsdp.USE_SDP is for unconnected sockets");
+                }
+            } else if (tcp != null) {
                 tcp.setOption(name, value); // validates as the JDK does
             } else if (name.type() == Integer.class && (Integer) value < 0 && name != StandardSocketOptions.SO_LINGER) {
                 throw new IllegalArgumentException("Invalid value '" + value + "'");
@@ -792,6 +814,9 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             ensureOpen();
             if (name == SdpSocketOptions.TRANSPORT) {
                 return (T) transport;
+            }
+            if (name == SdpSocketOptions.USE_SDP) {
+                return (T) options.getOrDefault(name, Boolean.TRUE);
             }
             if (tcp != null && sdp == null) {
                 return tcp.getOption(name);

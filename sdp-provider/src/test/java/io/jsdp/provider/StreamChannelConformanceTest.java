@@ -306,4 +306,17 @@ class StreamChannelConformanceTest {
         String t = p[0].getOption(SdpSocketOptions.TRANSPORT);
         assertTrue(t.startsWith("sdp") && t.contains("device=") && t.contains("flowControl=credit"), t);
     }
+
+    @Test
+    void useSdpFalseGoesStraightToTcpAndSaysSo() throws Exception {
+        ServerSocketChannel s = listen(JSDP);
+        SocketChannel c = track(JSDP.openSocketChannel());
+        assertEquals(Boolean.TRUE, c.getOption(SdpSocketOptions.USE_SDP));
+        c.setOption(SdpSocketOptions.USE_SDP, false);
+        assertTrue(c.connect(s.getLocalAddress()));
+        track(s.accept());
+        assertEquals("tcp (SDP turned off on this socket)", c.getOption(SdpSocketOptions.TRANSPORT));
+        assertThrows(IllegalStateException.class, () -> c.setOption(SdpSocketOptions.USE_SDP, true));
+        assertThrows(IllegalArgumentException.class, () -> c.setOption(SdpSocketOptions.TRANSPORT, "sdp"));
+    }
 }

@@ -135,4 +135,39 @@ class AgentTwoJvmIT {
         assertTrue(r[0].contains("io.jsdp.SdpSelectorProvider sdp"), r[0]);
         assertTrue(r[1].contains("io.jsdp.SdpSelectorProvider sdp"), r[1]);
     }
+
+    @Test
+    void aBindRuleForTcpKeepsTheServerOffSdpAndTheClientSaysWhy() throws Exception {
+        Path rules = Files.createTempFile("jsdp", ".rules");
+        try {
+            Files.writeString(rules, "bind * * tcp   # this server stays on TCP\n");
+            List<String> server = new ArrayList<>(agent());
+            server.add("-Djsdp.rules=" + rules);
+            String[] r = run(server, agent());
+            assertTrue(r[0].contains("io.jsdp.SdpSelectorProvider tcp_(the_peer_connected_over_TCP)"), r[0]);
+            assertTrue(r[1].contains("tcp_(no_SDP_listener_at"), r[1]);
+        } finally {
+            Files.deleteIfExists(rules);
+        }
+    }
+
+    @Test
+    void aBadRulesFileStopsTheJvmAtStartNamingTheRule() throws Exception {
+        Path rules = Files.createTempFile("jsdp", ".rules");
+        try {
+            Files.writeString(rules, "# fine\nconnect * * rdma\n");
+            List<String> args = new ArrayList<>(agent());
+            args.add("-Djsdp.rules=" + rules);
+            try (Jvm jvm = new Jvm(args, "server")) {
+                assertTrue(jvm.process.waitFor(60, TimeUnit.SECONDS));
+                assertTrue(jvm.process.exitValue() != 0);
+                Thread.sleep(200);
+                String all = String.join("\n", jvm.lines);
+                assertTrue(all.contains("jsdp.rules: " + rules + " line 2 'connect * * rdma': unknown transport 'rdma'"), all);
+                assertTrue(!all.contains("READY"), all);
+            }
+        } finally {
+            Files.deleteIfExists(rules);
+        }
+    }
 }
