@@ -3,6 +3,7 @@ package io.jsdp.flow.engine;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
 
 /**
@@ -49,6 +50,25 @@ public final class StreamCheck {
      */
     public static Result write(SdpConnection c, long total, int maxWrite, long seed, boolean direct)
         throws IOException, InterruptedException {
+        return write(c, total, maxWrite, seed, direct, new AtomicLong());
+    }
+
+    /**
+     * {@link #write(SdpConnection, long, int, long, boolean)}, counting the bytes written so far in
+     * {@code progress} as it goes.
+     *
+     * @param c the connection
+     * @param total bytes to write
+     * @param maxWrite the largest write
+     * @param seed the sizes' seed
+     * @param direct whether to write from a direct buffer
+     * @param progress the bytes written so far
+     * @return the count and checksum
+     * @throws IOException when the connection fails
+     * @throws InterruptedException when interrupted
+     */
+    public static Result write(SdpConnection c, long total, int maxWrite, long seed, boolean direct, AtomicLong progress)
+        throws IOException, InterruptedException {
         SplittableRandom r = new SplittableRandom(seed);
         ByteBuffer src = direct ? ByteBuffer.allocateDirect(PATTERN.length) : ByteBuffer.wrap(PATTERN);
         if (direct) {
@@ -64,6 +84,7 @@ public final class StreamCheck {
             crc.update(src.duplicate());
             Blocking.writeFully(c, src);
             done += n;
+            progress.lazySet(done);
             ops++;
         }
         c.shutdownOutput();
@@ -81,6 +102,22 @@ public final class StreamCheck {
      * @throws InterruptedException when interrupted
      */
     public static Result read(SdpConnection c, int maxRead, long seed) throws IOException, InterruptedException {
+        return read(c, maxRead, seed, new AtomicLong());
+    }
+
+    /**
+     * {@link #read(SdpConnection, int, long)}, counting the bytes read so far in {@code progress}.
+     *
+     * @param c the connection
+     * @param maxRead the largest read
+     * @param seed the sizes' seed
+     * @param progress the bytes read and checked so far
+     * @return the count and checksum
+     * @throws IOException when the connection fails or a byte is wrong
+     * @throws InterruptedException when interrupted
+     */
+    public static Result read(SdpConnection c, int maxRead, long seed, AtomicLong progress)
+        throws IOException, InterruptedException {
         SplittableRandom r = new SplittableRandom(seed);
         ByteBuffer dst = ByteBuffer.allocateDirect(maxRead);
         CRC32C crc = new CRC32C();
@@ -99,6 +136,7 @@ public final class StreamCheck {
             }
             crc.update(dst);
             done += n;
+            progress.lazySet(done);
             ops++;
         }
     }
