@@ -181,6 +181,8 @@ public final class SdpConnection {
     private long activity;
     private long activityAtLastProbe;
     private int waiters;
+    /** Armed and its event not yet handled by {@link #onCompletionEvent}: arming again adds nothing. */
+    private boolean cqArmed;
     /** Counters for snapshots and statistics. */
     private long bytesSent;
     private long bytesReceived;
@@ -780,6 +782,7 @@ public final class SdpConnection {
     void onCompletionEvent() {
         lock.lock();
         try {
+            cqArmed = false; // the event used the arm up
             progressLocked();
             if (needsArmLocked()) {
                 armLocked();
@@ -817,7 +820,11 @@ public final class SdpConnection {
         if (released) {
             return true;
         }
-        cq.requestNotify(false);
+        // One arm gives one event (rsocket's cq_armed): re-arming an armed queue on every call of a
+        // spinning writer cost a device call each time (in SoftRdma, a wakeup of its service thread).
+        if (!cqArmed) {
+            cqArmed = cq.requestNotify(false) == Errno.OK;
+        }
         return progressLocked() == 0;
     }
 
