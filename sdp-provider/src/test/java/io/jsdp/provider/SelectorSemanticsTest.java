@@ -200,12 +200,12 @@ class SelectorSemanticsTest {
     void wakeupRegisterInterruptAndCloseEachEndABlockedSelect(String kind) throws Exception {
         Selector sel = selector(kind);
         // wakeup from another thread
-        CompletableFuture<Integer> f = CompletableFuture.supplyAsync(() -> select(sel));
+        CompletableFuture<Integer> f = CompletableFuture.supplyAsync(() -> select(sel), TestThreads.POOL);
         Thread.sleep(100);
         sel.wakeup();
         assertEquals(0, f.get(5, TimeUnit.SECONDS));
         // register from another thread during select does not block
-        CompletableFuture<Integer> g = CompletableFuture.supplyAsync(() -> select(sel));
+        CompletableFuture<Integer> g = CompletableFuture.supplyAsync(() -> select(sel), TestThreads.POOL);
         Thread.sleep(100);
         SocketChannel[] p = pair();
         long t0 = System.nanoTime();
@@ -225,7 +225,7 @@ class SelectorSemanticsTest {
         t.join(5_000);
         assertEquals(1, interruptedAfter.get());
         // close from another thread
-        CompletableFuture<Integer> h = CompletableFuture.supplyAsync(() -> select(sel));
+        CompletableFuture<Integer> h = CompletableFuture.supplyAsync(() -> select(sel), TestThreads.POOL);
         Thread.sleep(100);
         sel.close();
         h.get(5, TimeUnit.SECONDS);

@@ -80,7 +80,7 @@ class StreamChannelConformanceTest {
             } catch (IOException e) {
                 throw new IllegalStateException(e);
             }
-        });
+        }, TestThreads.POOL);
         SocketChannel c = track(client.openSocketChannel());
         assertTrue(c.connect(s.getLocalAddress()));
         SocketChannel a = track(accepted.get(10, TimeUnit.SECONDS));
@@ -126,7 +126,7 @@ class StreamChannelConformanceTest {
             } catch (IOException e) {
                 throw new IllegalStateException(e);
             }
-        });
+        }, TestThreads.POOL);
         ByteBuffer[] parts = {ByteBuffer.wrap(data, 0, 1000), ByteBuffer.wrap(data, 1000, 99_000), ByteBuffer.wrap(data, 100_000, 200_000)};
         CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> {
             try {
@@ -137,7 +137,7 @@ class StreamChannelConformanceTest {
             } catch (IOException e) {
                 throw new IllegalStateException(e);
             }
-        });
+        }, TestThreads.POOL);
         ByteBuffer got = ByteBuffer.allocate(data.length);
         readAll(p[0], got);
         writer.get(30, TimeUnit.SECONDS);

@@ -46,10 +46,10 @@ class CloseRaceTest {
         SdpOptions small = new SdpOptions().bufferBytes(4096).receiveBuffers(4).sendBuffers(4).closeTimeoutMs(500);
         for (int round = 0; round < 40; round++) {
             try (SdpPair p = SdpPair.open(small, small.copy())) {
-                CompletableFuture<Integer> aw = CompletableFuture.supplyAsync(() -> pump(p.a, true));
-                CompletableFuture<Integer> ar = CompletableFuture.supplyAsync(() -> pump(p.a, false));
-                CompletableFuture<Integer> bw = CompletableFuture.supplyAsync(() -> pump(p.b, true));
-                CompletableFuture<Integer> br = CompletableFuture.supplyAsync(() -> pump(p.b, false));
+                CompletableFuture<Integer> aw = CompletableFuture.supplyAsync(() -> pump(p.a, true), TestThreads.POOL);
+                CompletableFuture<Integer> ar = CompletableFuture.supplyAsync(() -> pump(p.a, false), TestThreads.POOL);
+                CompletableFuture<Integer> bw = CompletableFuture.supplyAsync(() -> pump(p.b, true), TestThreads.POOL);
+                CompletableFuture<Integer> br = CompletableFuture.supplyAsync(() -> pump(p.b, false), TestThreads.POOL);
                 Thread.sleep(r.nextInt(5));
                 SdpConnection victim = r.nextBoolean() ? p.a : p.b;
                 SdpConnection other = victim == p.a ? p.b : p.a;

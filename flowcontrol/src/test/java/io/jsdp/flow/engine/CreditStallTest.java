@@ -71,7 +71,7 @@ class CreditStallTest {
                     throw new IllegalStateException(e);
                 }
                 return got;
-            });
+            }, TestThreads.POOL);
             Blocking.writeFully(p.b, ByteBuffer.allocate(1 << 20));
             assertEquals(byB + (1 << 20), reader.get(30, TimeUnit.SECONDS));
             // and B can still take everything A had queued

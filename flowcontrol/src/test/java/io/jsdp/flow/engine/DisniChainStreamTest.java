@@ -68,7 +68,7 @@ class DisniChainStreamTest {
                 } catch (Exception e) {
                     throw new IllegalStateException(e);
                 }
-            });
+            }, TestThreads.POOL);
             StreamCheck.Result w = StreamCheck.write(a, 256L << 20, 1 << 20, 8, true);
             StreamCheck.Result r = reader.get(60, TimeUnit.SECONDS);
             assertEquals(w.bytes(), r.bytes());
@@ -87,7 +87,7 @@ class DisniChainStreamTest {
                 } catch (Exception e) {
                     throw new IllegalStateException(e);
                 }
-            });
+            }, TestThreads.POOL);
             StreamCheck.Result w = StreamCheck.write(a, 32L << 20, 1 << 20, 10, false);
             assertEquals(w.crc(), reader.get(60, TimeUnit.SECONDS).crc());
             b.close();

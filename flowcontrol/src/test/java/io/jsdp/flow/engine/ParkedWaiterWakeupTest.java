@@ -34,7 +34,7 @@ class ParkedWaiterWakeupTest {
                 } catch (Exception e) {
                     throw new IllegalStateException(e);
                 }
-            });
+            }, TestThreads.POOL);
             ByteBuffer b = ByteBuffer.allocateDirect(64);
             for (int i = 0; i < rounds; i++) {
                 b.clear();
@@ -58,7 +58,7 @@ class ParkedWaiterWakeupTest {
                 } catch (Exception e) {
                     throw new IllegalStateException(e);
                 }
-            });
+            }, TestThreads.POOL);
             StreamCheck.Result w = StreamCheck.write(p.a, 64L * MIB, MIB, 42, true);
             StreamCheck.Result r = reader.get(60, TimeUnit.SECONDS);
             assertEquals(w.bytes(), r.bytes());

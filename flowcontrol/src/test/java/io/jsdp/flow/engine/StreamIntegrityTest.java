@@ -62,7 +62,7 @@ class StreamIntegrityTest {
                 } catch (Exception e) {
                     throw new IllegalStateException(e);
                 }
-            });
+            }, TestThreads.POOL);
             long t0 = System.nanoTime();
             StreamCheck.Result w = StreamCheck.write(p.a, total, MIB, seed, seed % 2 == 1);
             StreamCheck.Result r = reader.get(240, TimeUnit.SECONDS);

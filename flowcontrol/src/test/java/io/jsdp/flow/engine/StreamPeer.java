@@ -115,7 +115,7 @@ public final class StreamPeer {
                 } catch (Exception e) {
                     throw new IllegalStateException(e);
                 }
-            });
+            }, TestThreads.POOL);
         }
         if (mode.equals("write") || mode.equals("both")) {
             print("WROTE", StreamCheck.write(c, bytes, MAX_IO, seed, seed % 2 == 0));

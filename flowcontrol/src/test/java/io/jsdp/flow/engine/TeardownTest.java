@@ -97,7 +97,7 @@ class TeardownTest {
                         Thread.currentThread().interrupt();
                     }
                     p.b.close();
-                });
+                }, TestThreads.POOL);
                 go.countDown();
                 p.a.close();
                 other.get(10, TimeUnit.SECONDS);
@@ -192,7 +192,7 @@ class TeardownTest {
                 } catch (InterruptedException e) {
                     throw new IllegalStateException(e);
                 }
-            });
+            }, TestThreads.POOL);
             Thread.sleep(100);
             assertFalse(reader.isDone());
             p.a.close();
