@@ -18,7 +18,7 @@ import java.util.zip.CRC32;
 
 /**
  * The other end of {@link TwoJvmConformanceTest}, in a JVM of its own: blocking channels of one provider
- * ({@code jdk} or {@code jsdp}, the first argument), driven by one command a line on stdin, one answer a
+ * ({@code jdk}, {@code jsdp} or {@code jsdp-disni}, the first argument), driven by one command a line on stdin, one answer a
  * line on stdout: {@code OK <command> <value>} or {@code EX <command> <exception class> <message>}.
  * Connections are numbered from 0 in the order they were accepted or connected; {@code RESET} closes
  * everything and starts the numbering again. Stdin's end ends the process.
@@ -45,10 +45,13 @@ public final class ConformancePeer {
     /**
      * Runs the peer.
      *
-     * @param args {@code jdk} or {@code jsdp}
-     * @throws IOException when stdin fails
+     * @param args {@code jdk}, {@code jsdp}, or {@code jsdp-disni} (jsdp with its SDP stack on {@link DisniChain})
+     * @throws Exception when stdin fails or the DiSNI chain cannot be installed
      */
-    public static void main(String[] args) throws IOException {
+    public static void main(String[] args) throws Exception {
+        if (args[0].equals("jsdp-disni")) {
+            DisniChain.install();
+        }
         SelectorProvider p = args[0].equals("jdk") ? SelectorProvider.provider() : new SdpSelectorProvider();
         ConformancePeer peer = new ConformancePeer(p);
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
