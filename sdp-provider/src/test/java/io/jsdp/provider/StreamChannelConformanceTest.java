@@ -25,6 +25,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
@@ -44,6 +45,16 @@ import org.junit.jupiter.params.provider.MethodSource;
 class StreamChannelConformanceTest {
     private static final SelectorProvider JDK = SelectorProvider.provider();
     private static final SelectorProvider JSDP = new SdpSelectorProvider();
+    /**
+     * A thread per task: the cases block in reads and writes, and on a 2-core machine JDK 25's
+     * CompletableFuture runs async tasks in a common pool of one thread (JDK 17 started a thread per
+     * task), so an echo task and a writer task could not both run.
+     */
+    private static final Executor THREAD_PER_TASK = task -> {
+        Thread t = new Thread(task, "conformance-task");
+        t.setDaemon(true);
+        t.start();
+    };
     private final List<AutoCloseable> open = new ArrayList<>();
 
     static Stream<String> kinds() {
@@ -80,7 +91,7 @@ class StreamChannelConformanceTest {
             } catch (IOException e) {
                 throw new IllegalStateException(e);
             }
-        });
+        }, THREAD_PER_TASK);
         SocketChannel c = track(client.openSocketChannel());
         assertTrue(c.connect(s.getLocalAddress()));
         SocketChannel a = track(accepted.get(10, TimeUnit.SECONDS));
@@ -126,7 +137,7 @@ class StreamChannelConformanceTest {
             } catch (IOException e) {
                 throw new IllegalStateException(e);
             }
-        });
+        }, THREAD_PER_TASK);
         ByteBuffer[] parts = {ByteBuffer.wrap(data, 0, 1000), ByteBuffer.wrap(data, 1000, 99_000), ByteBuffer.wrap(data, 100_000, 200_000)};
         CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> {
             try {
@@ -137,7 +148,7 @@ class StreamChannelConformanceTest {
             } catch (IOException e) {
                 throw new IllegalStateException(e);
             }
-        });
+        }, THREAD_PER_TASK);
         ByteBuffer got = ByteBuffer.allocate(data.length);
         readAll(p[0], got);
         writer.get(30, TimeUnit.SECONDS);

@@ -29,6 +29,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
@@ -56,6 +57,16 @@ class TwoJvmConformanceTest {
     private static final SelectorProvider JDK = SelectorProvider.provider();
     private static final SelectorProvider JSDP = new SdpSelectorProvider();
     private static final Map<String, PeerJvm> PEERS = new HashMap<>();
+    /**
+     * A thread per task: the cases block in reads and writes, and on a 2-core machine JDK 25's
+     * CompletableFuture runs async tasks in a common pool of one thread (JDK 17 started a thread per
+     * task), so an echo task and a writer task could not both run.
+     */
+    private static final Executor THREAD_PER_TASK = task -> {
+        Thread t = new Thread(task, "conformance-task");
+        t.setDaemon(true);
+        t.start();
+    };
     private final List<AutoCloseable> open = new ArrayList<>();
     private final List<PeerJvm> used = new ArrayList<>();
 
@@ -177,7 +188,7 @@ class TwoJvmConformanceTest {
             } catch (IOException e) {
                 throw new IllegalStateException(e);
             }
-        });
+        }, THREAD_PER_TASK);
         assertArrayEquals(data, readAll(c, data.length));
         writer.get(30, TimeUnit.SECONDS);
         assertEquals(Integer.toString(data.length), peer.answer("ECHO"));
