@@ -7,6 +7,7 @@ import io.jsdp.ras.TraceLevel;
 import io.jsdp.verbs.RdmaDevice;
 import io.jsdp.verbs.RdmaDevices;
 import io.jsdp.verbs.VerbsException;
+import java.util.Objects;
 
 /**
  * The provider's one SDP stack, on the device {@code jsdp.device} chooses, opened on first use. When no
@@ -41,6 +42,28 @@ final class SdpRuntime {
                 }
             }
             return stack;
+        }
+    }
+
+    /**
+     * Makes {@code s} the provider's stack instead of one on the device {@code jsdp.device} chooses: for
+     * tests that run the provider over another device, e.g. SoftRdma through DiSNI's shim. Only before
+     * first use, so a JVM never mixes two stacks; such tests run in a JVM of their own.
+     *
+     * @param s the stack (the runtime never closes it)
+     * @throws IllegalStateException when the runtime has a stack or has given up on one already
+     */
+    static void use(SdpStack s) {
+        Objects.requireNonNull(s, "s");
+        synchronized (LOCK) {
+            if (stack != null || unavailable != null) {
+                throw new IllegalStateException("jsdp: the provider's SDP stack was chosen already ("
+                    + (stack != null ? stack.rdmaDevice().provider() + " device " + stack.rdmaDevice().name() : unavailable)
+                    + ")");
+            }
+            stack = s;
+            TRACE.message(TraceLevel.RARE, "runtime.use", "jsdp: SDP over " + s.rdmaDevice().provider() + " device "
+                + s.rdmaDevice().name() + " (given)");
         }
     }
 

@@ -75,6 +75,8 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     /** The keys of the selectors the channel is registered with. */
     private final List<HybridSelector.HybridKey> selectorKeys = new CopyOnWriteArrayList<>();
     private boolean outputShut;
+    /** Set when the close of the channel starts (written by the closing thread, read by an interrupted waiter). */
+    private volatile boolean closing;
 
     SdpSocketChannel(SelectorProvider provider, SelectorProvider jdk) {
         super(provider);
@@ -202,7 +204,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                     return true;
                 }
             } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+                awaitInterruptClose();
                 return false; // end() turns it into ClosedByInterruptException
             }
             Failure f = c.failure();
@@ -554,7 +556,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                     try {
                         c.await(SdpConnection.OP_READ, Long.MAX_VALUE);
                     } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
+                        awaitInterruptClose();
                         return 0; // end(false) throws ClosedByInterruptException
                     }
                 }
@@ -640,8 +642,8 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                         try {
                             c.await(SdpConnection.OP_WRITE, Long.MAX_VALUE);
                         } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
-                            return total;
+                            awaitInterruptClose();
+                            return total; // end(false) throws ClosedByInterruptException
                         }
                     }
                 }
@@ -857,8 +859,24 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
 
     // ------------------------------------------------------------------ close and blocking mode
 
+    /**
+     * After an interrupt woke a blocked SDP wait: keeps the interrupt status and waits until the close the
+     * interrupt causes has begun, so that {@code end} sees it and throws ClosedByInterruptException.
+     * {@link Thread#interrupt} wakes the thread before it runs the channel's interruptor (which records the
+     * interrupt, then closes); returning at once raced it, and on JDK 25 a blocking read now and then
+     * returned 0 with the channel open and no exception. The JDK's channels likewise retry until closed.
+     * Bounded: within begin/end every interrupt closes the channel (or finds it closed already).
+     */
+    private void awaitInterruptClose() {
+        Thread.currentThread().interrupt();
+        while (!closing) {
+            Thread.onSpinWait();
+        }
+    }
+
     @Override
     protected void implCloseSelectableChannel() throws IOException {
+        closing = true; // after AbstractInterruptibleChannel recorded an interrupting thread
         SdpConnection c;
         SocketChannel t;
         stateLock.lock();

@@ -239,6 +239,33 @@ class StreamChannelConformanceTest {
         assertFalse(p[0].isOpen());
     }
 
+    /** Regression: the interrupt raced the close it causes; on JDK 25 a read now and then returned 0, channel open. */
+    @ParameterizedTest
+    @MethodSource("kinds")
+    void interruptingAReadAtAnyMomentAlwaysClosesTheChannelWithClosedByInterruptException(String kind) throws Exception {
+        for (int i = 0; i < 100; i++) {
+            SocketChannel[] p = pair(kind);
+            AtomicReference<Object> outcome = new AtomicReference<>();
+            AtomicReference<Boolean> interrupted = new AtomicReference<>();
+            Thread reader = new Thread(() -> {
+                try {
+                    outcome.set("returned " + p[0].read(ByteBuffer.allocate(8)));
+                } catch (Throwable t) {
+                    outcome.set(t);
+                }
+                interrupted.set(Thread.currentThread().isInterrupted());
+            });
+            reader.start();
+            Thread.sleep(i % 10); // before the read, while it spins, while it is parked
+            reader.interrupt();
+            reader.join(5_000);
+            assertTrue(outcome.get() instanceof ClosedByInterruptException, "iteration " + i + ": " + outcome.get());
+            assertTrue(interrupted.get(), "iteration " + i);
+            assertFalse(p[0].isOpen(), "iteration " + i);
+            p[1].close();
+        }
+    }
+
     @ParameterizedTest
     @MethodSource("kinds")
     void closeFromAnotherThreadEndsABlockedAccept(String kind) throws Exception {
