@@ -30,6 +30,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
@@ -44,11 +46,17 @@ import org.junit.jupiter.params.provider.MethodSource;
  * state is the channel's, streams, half-close, SO_TIMEOUT on read and accept, asynchronous close,
  * refused and timed connects, options, and the channel's exception types.
  */
-@Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class SocketAdaptorConformanceTest {
     private static final SelectorProvider JDK = SelectorProvider.provider();
     private static final SelectorProvider JSDP = new SdpSelectorProvider();
     private final List<AutoCloseable> open = new ArrayList<>();
+    /** Threads of its own: the common pool has one worker on 2 cores, and a reader there would starve a writer. */
+    private final ExecutorService threads = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r);
+        t.setDaemon(true);
+        return t;
+    });
 
     static Stream<String> kinds() {
         return Stream.of("jdk", "jsdp");
@@ -68,6 +76,7 @@ class SocketAdaptorConformanceTest {
         for (AutoCloseable c : open) {
             c.close();
         }
+        threads.shutdownNow();
         Thread.interrupted();
     }
 
@@ -86,7 +95,7 @@ class SocketAdaptorConformanceTest {
             } catch (IOException e) {
                 throw new IllegalStateException(e);
             }
-        });
+        }, threads);
         Socket c = track(provider(kind).openSocketChannel()).socket();
         c.connect(s.getLocalSocketAddress(), 10_000);
         Socket a = accepted.get(10, TimeUnit.SECONDS);
@@ -146,14 +155,14 @@ class SocketAdaptorConformanceTest {
             } catch (IOException e) {
                 throw new IllegalStateException(e);
             }
-        });
+        }, threads);
         CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> {
             try {
                 p[0].getOutputStream().write(data);
             } catch (IOException e) {
                 throw new IllegalStateException(e);
             }
-        });
+        }, threads);
         assertArrayEquals(data, readN(p[0].getInputStream(), data.length));
         writer.get(30, TimeUnit.SECONDS);
         echo.get(30, TimeUnit.SECONDS);

@@ -23,6 +23,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -42,9 +44,15 @@ import org.junit.jupiter.params.provider.MethodSource;
  * another thread, refused connects, interrupts (platform threads: not interruptible; virtual threads:
  * "Closed by interrupt").
  */
-@Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class SocketImplConformanceTest {
     private final List<AutoCloseable> open = new ArrayList<>();
+    /** Threads of its own: the common pool has one worker on 2 cores, and a reader there would starve a writer. */
+    private final ExecutorService threads = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r);
+        t.setDaemon(true);
+        return t;
+    });
 
     static Stream<String> kinds() {
         return Stream.of("jdk", "jsdp");
@@ -81,6 +89,7 @@ class SocketImplConformanceTest {
         for (AutoCloseable c : open) {
             c.close();
         }
+        threads.shutdownNow();
         Thread.interrupted();
     }
 
@@ -102,7 +111,7 @@ class SocketImplConformanceTest {
             } catch (IOException e) {
                 throw new IllegalStateException(e);
             }
-        });
+        }, threads);
         Socket c = socket(kind);
         c.connect(s.getLocalSocketAddress());
         Socket a = track(accepted.get(10, TimeUnit.SECONDS));
@@ -141,14 +150,14 @@ class SocketImplConformanceTest {
             } catch (IOException e) {
                 throw new IllegalStateException(e);
             }
-        });
+        }, threads);
         CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> {
             try {
                 p[0].getOutputStream().write(data);
             } catch (IOException e) {
                 throw new IllegalStateException(e);
             }
-        });
+        }, threads);
         assertArrayEquals(data, readN(p[0].getInputStream(), data.length));
         writer.get(30, TimeUnit.SECONDS);
         echo.get(30, TimeUnit.SECONDS);
