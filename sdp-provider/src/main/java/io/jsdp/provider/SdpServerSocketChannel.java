@@ -22,6 +22,7 @@ import java.nio.channels.SocketChannel;
 import java.nio.channels.spi.SelectorProvider;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -38,7 +39,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>In a selector, the TCP half is watched by the selector's inner JDK selector and the SDP listener's
  * queue is polled, its accept callback waking the selector.
  *
- * <p>Not yet (issue 6): the {@link #socket()} adaptor.
+ * <p>{@link #socket()} is one cached {@link ServerSocket} adaptor whose state is the channel's.
  */
 public final class SdpServerSocketChannel extends ServerSocketChannel implements SdpSelectable {
     private static final Set<SocketOption<?>> OPTIONS = Set.of(StandardSocketOptions.SO_RCVBUF,
@@ -52,6 +53,8 @@ public final class SdpServerSocketChannel extends ServerSocketChannel implements
     /** Guarded by stateLock. */
     private SdpListener sdp;
     private String transport;
+    /** The one server socket adaptor, made on first use. */
+    private ServerSocket adaptor;
     private final java.util.List<HybridSelector.HybridKey> selectorKeys = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     SdpServerSocketChannel(SelectorProvider provider, SelectorProvider jdk) throws IOException {
@@ -241,7 +244,92 @@ public final class SdpServerSocketChannel extends ServerSocketChannel implements
 
     @Override
     public ServerSocket socket() {
-        throw new UnsupportedOperationException("jsdp: the server socket adaptor comes with issue 6's next step");
+        stateLock.lock();
+        try {
+            if (adaptor == null) {
+                adaptor = new SdpServerSocketAdaptor(this);
+            }
+            return adaptor;
+        } finally {
+            stateLock.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------ for the socket adaptor and SdpSocketImpl
+
+    /** The bound address, also after close, or null. */
+    InetSocketAddress localAddressAnyState() {
+        return (InetSocketAddress) tcp.socket().getLocalSocketAddress();
+    }
+
+    /**
+     * A blocking accept with a timeout (the JDK's {@code ServerSocketChannelImpl.blockingAccept}).
+     *
+     * @param timeoutNs the longest wait; 0 waits for ever
+     * @param interruptible true for channel semantics ({@code begin}/{@code end}: an interrupt closes
+     *     the channel and throws {@link java.nio.channels.ClosedByInterruptException}, a close throws
+     *     {@link java.nio.channels.AsynchronousCloseException}); false for {@code java.net} semantics
+     *     on a platform thread: an interrupt does not end the wait (the status is kept), a close throws
+     *     {@link ClosedChannelException}
+     * @return the accepted channel
+     * @throws java.net.SocketTimeoutException when no connection came in time (the channel stays open)
+     * @throws IOException as {@link #accept()}
+     */
+    SocketChannel blockingAccept(long timeoutNs, boolean interruptible) throws IOException {
+        acceptLock.lock();
+        try {
+            if (!isOpen()) {
+                throw new ClosedChannelException();
+            }
+            if (!isBlocking()) {
+                throw new java.nio.channels.IllegalBlockingModeException();
+            }
+            if (tcp.getLocalAddress() == null) {
+                throw new NotYetBoundException();
+            }
+            long start = System.nanoTime();
+            boolean completed = false;
+            boolean interrupted = false;
+            try {
+                if (interruptible) {
+                    begin();
+                }
+                for (;;) {
+                    SocketChannel c = acceptOne();
+                    if (c != null) {
+                        completed = true;
+                        return c;
+                    }
+                    long left = timeoutNs == 0 ? 0 : timeoutNs - (System.nanoTime() - start);
+                    if (timeoutNs != 0 && left <= 0) {
+                        completed = true;
+                        throw new java.net.SocketTimeoutException("Accept timed out");
+                    }
+                    if (!interruptible) {
+                        interrupted |= Thread.interrupted(); // else select returns at once
+                    }
+                    try {
+                        waiter.select(timeoutNs == 0 ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+                        waiter.selectedKeys().clear();
+                    } catch (java.nio.channels.ClosedSelectorException closed) {
+                        break;
+                    }
+                    if (!isOpen() || interruptible && Thread.currentThread().isInterrupted()) {
+                        break; // end(false): AsynchronousCloseException or ClosedByInterruptException
+                    }
+                }
+            } finally {
+                if (interruptible) {
+                    end(completed);
+                }
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            throw new ClosedChannelException();
+        } finally {
+            acceptLock.unlock();
+        }
     }
 
     @Override

@@ -12,6 +12,7 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketAddress;
 import java.net.SocketOption;
+import java.net.SocketTimeoutException;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.AlreadyConnectedException;
@@ -50,7 +51,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * selector. A non-blocking connect starts on SDP; when {@link #finishConnect()} finds it refused it
  * starts the TCP connect and the keys move to the delegate.
  *
- * <p>Not yet (issue 6): the {@link #socket()} adaptor.
+ * <p>{@link #socket()} is one cached {@link java.net.Socket} adaptor whose state is the channel's.
  */
 public final class SdpSocketChannel extends SocketChannel implements SdpSelectable {
     private static final Set<SocketOption<?>> OPTIONS = Set.of(StandardSocketOptions.SO_SNDBUF,
@@ -77,6 +78,8 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     private boolean outputShut;
     /** Set when the close of the channel starts (written by the closing thread, read by an interrupted waiter). */
     private volatile boolean closing;
+    /** The one socket adaptor, made on first use. */
+    private Socket adaptor;
 
     SdpSocketChannel(SelectorProvider provider, SelectorProvider jdk) {
         super(provider);
@@ -854,7 +857,154 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
 
     @Override
     public Socket socket() {
-        throw new UnsupportedOperationException("jsdp: the socket adaptor comes with issue 6's next step");
+        stateLock.lock();
+        try {
+            if (adaptor == null) {
+                adaptor = SdpSocketAdaptor.create(this);
+            }
+            return adaptor;
+        } finally {
+            stateLock.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------ for the socket adaptor and SdpSocketImpl
+
+    /** The SDP connection, or null (not connected, or over TCP); not cleared by close. */
+    SdpConnection sdpConnection() {
+        stateLock.lock();
+        try {
+            return sdp;
+        } finally {
+            stateLock.unlock();
+        }
+    }
+
+    /** The JDK channel of the TCP fallback (or of an early bind), or null. */
+    SocketChannel tcpDelegate() {
+        stateLock.lock();
+        try {
+            return tcp;
+        } finally {
+            stateLock.unlock();
+        }
+    }
+
+    /** Whether the input was shut down, whatever the transport and the open state. */
+    boolean isInputShut() {
+        stateLock.lock();
+        try {
+            return sdp != null ? inputShut : tcp != null && tcp.socket().isInputShutdown();
+        } finally {
+            stateLock.unlock();
+        }
+    }
+
+    /** Whether the output was shut down, whatever the transport and the open state. */
+    boolean isOutputShut() {
+        stateLock.lock();
+        try {
+            return sdp != null ? outputShut : tcp != null && tcp.socket().isOutputShutdown();
+        } finally {
+            stateLock.unlock();
+        }
+    }
+
+    /** The local address, also after close (as the JDK's adaptor reports it), or null when unbound. */
+    InetSocketAddress localAddressAnyState() {
+        stateLock.lock();
+        try {
+            if (sdp != null) {
+                return sdp.localAddress();
+            }
+            return tcp == null ? null : (InetSocketAddress) tcp.socket().getLocalSocketAddress();
+        } finally {
+            stateLock.unlock();
+        }
+    }
+
+    /** The remote address once connected, also after close, or null. */
+    InetSocketAddress remoteAddressAnyState() {
+        stateLock.lock();
+        try {
+            return connectPending || sdp == null && tcp == null ? null : remote;
+        } finally {
+            stateLock.unlock();
+        }
+    }
+
+    /**
+     * The adaptor's blocking read with a timeout (the JDK's {@code SocketChannelImpl.blockingRead}):
+     * channel semantics ({@code begin}/{@code end}), and {@link SocketTimeoutException} when nothing
+     * came in time, the channel staying open.
+     *
+     * @param dst where the bytes go
+     * @param timeoutNs the longest wait, more than 0
+     * @return bytes read, or -1 at the end of the stream
+     * @throws IOException as {@link #read(ByteBuffer)}, or the timeout
+     */
+    int blockingRead(ByteBuffer dst, long timeoutNs) throws IOException {
+        readLock.lock();
+        try {
+            if (!isBlocking()) {
+                throw new java.nio.channels.IllegalBlockingModeException();
+            }
+            SdpConnection c = sdpOrNull();
+            if (c == null) {
+                return tcpTimedRead(dst, timeoutNs);
+            }
+            if (inputShut) {
+                return -1;
+            }
+            long start = System.nanoTime();
+            boolean completed = false;
+            int n = 0;
+            try {
+                begin();
+                for (;;) {
+                    n = c.read(dst);
+                    if (n != 0 || !dst.hasRemaining()) {
+                        break;
+                    }
+                    long left = timeoutNs - (System.nanoTime() - start);
+                    if (left <= 0) {
+                        completed = true;
+                        throw new SocketTimeoutException("Read timed out");
+                    }
+                    try {
+                        c.await(SdpConnection.OP_READ, left);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        return 0; // end(false) throws ClosedByInterruptException
+                    }
+                }
+                completed = n != SdpConnection.CLOSED;
+            } finally {
+                end(completed);
+            }
+            return statusToCount(c, n, false);
+        } finally {
+            readLock.unlock();
+        }
+    }
+
+    /** A timed read on the TCP delegate, through its own adaptor's stream, which honours SO_TIMEOUT. */
+    private int tcpTimedRead(ByteBuffer dst, long timeoutNs) throws IOException {
+        Socket s = tcp.socket();
+        if (s.isInputShutdown()) {
+            return -1;
+        }
+        s.setSoTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toMillis(timeoutNs))));
+        try {
+            int n = s.getInputStream().read(dst.array(), dst.arrayOffset() + dst.position(), dst.remaining());
+            if (n > 0) {
+                dst.position(dst.position() + n);
+            }
+            return n;
+        } catch (java.nio.channels.ClosedByInterruptException e) {
+            close(); // the delegate closed itself; so does the channel (as a JDK channel would)
+            throw e;
+        }
     }
 
     // ------------------------------------------------------------------ close and blocking mode
