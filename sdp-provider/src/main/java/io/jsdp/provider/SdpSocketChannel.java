@@ -16,6 +16,7 @@ import java.net.SocketTimeoutException;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.AlreadyConnectedException;
+import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ConnectionPendingException;
 import java.nio.channels.NoConnectionPendingException;
@@ -542,7 +543,12 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         try {
             SdpConnection c = sdpOrNull();
             if (c == null) {
-                return tcp.read(dst);
+                try {
+                    return tcp.read(dst);
+                } catch (ClosedByInterruptException e) {
+                    close(); // the JDK's channel closed itself; so does this one
+                    throw e;
+                }
             }
             if (inputShut) {
                 return -1;
@@ -590,7 +596,12 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         try {
             SdpConnection c = sdpOrNull();
             if (c == null) {
-                return tcp.read(dsts, offset, length);
+                try {
+                    return tcp.read(dsts, offset, length);
+                } catch (ClosedByInterruptException e) {
+                    close(); // the JDK's channel closed itself; so does this one
+                    throw e;
+                }
             }
             long total = 0;
             for (int i = offset; i < offset + length; i++) {
@@ -622,7 +633,12 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         try {
             SdpConnection c = sdpOrNull();
             if (c == null) {
-                return tcp.write(src);
+                try {
+                    return tcp.write(src);
+                } catch (ClosedByInterruptException e) {
+                    close(); // the JDK's channel closed itself; so does this one
+                    throw e;
+                }
             }
             if (outputShut) {
                 throw new ClosedChannelException();
@@ -670,7 +686,12 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         try {
             SdpConnection c = sdpOrNull();
             if (c == null) {
-                return tcp.write(srcs, offset, length);
+                try {
+                    return tcp.write(srcs, offset, length);
+                } catch (ClosedByInterruptException e) {
+                    close(); // the JDK's channel closed itself; so does this one
+                    throw e;
+                }
             }
             long total = 0;
             for (int i = offset; i < offset + length; i++) {

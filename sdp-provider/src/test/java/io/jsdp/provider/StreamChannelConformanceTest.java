@@ -346,4 +346,25 @@ class StreamChannelConformanceTest {
         assertThrows(IllegalStateException.class, () -> c.setOption(SdpSocketOptions.USE_SDP, true));
         assertThrows(IllegalArgumentException.class, () -> c.setOption(SdpSocketOptions.TRANSPORT, "sdp"));
     }
+
+    @Test
+    void interruptingAReadOnTheTcpFallbackClosesTheJsdpChannelToo() throws Exception {
+        SocketChannel[] p = pair(JSDP, JDK);
+        assertTrue(p[0].getOption(SdpSocketOptions.TRANSPORT).startsWith("tcp"));
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        Thread reader = new Thread(() -> {
+            try {
+                p[0].read(ByteBuffer.allocate(8));
+            } catch (Throwable t) {
+                thrown.set(t);
+            }
+        });
+        reader.start();
+        Thread.sleep(200);
+        reader.interrupt();
+        reader.join(5_000);
+        assertTrue(thrown.get() instanceof ClosedByInterruptException, String.valueOf(thrown.get()));
+        assertFalse(p[0].isOpen(), "the channel, not only its delegate, is closed");
+        assertThrows(ClosedChannelException.class, () -> p[0].read(ByteBuffer.allocate(1)));
+    }
 }
