@@ -13,9 +13,13 @@ import java.util.Set;
  * and turns Netty's native transports off unless told to keep them (they would bypass every Java hook
  * and silently stay on kernel TCP).
  *
+ * <p>It also installs the {@code java.net} socket factories ({@link SocketFactories}), so plain
+ * {@code Socket}/{@code ServerSocket} code travels over jsdp too; when another factory is already set,
+ * those sockets stay on the JDK and standard error says so.
+ *
  * <p>It refuses, saying why on standard error, when another provider is already configured or
  * installed, and does nothing with the agent argument {@code off} or {@code JSDP_AGENT=off}. Agent
- * arguments: comma-separated {@code off}, {@code netty-native=keep}.
+ * arguments: comma-separated {@code off}, {@code netty-native=keep}, {@code sockets=keep}.
  */
 public final class Agent {
     /** The JDK's system property naming the JVM-wide provider. */
@@ -65,6 +69,20 @@ public final class Agent {
             System.getProperties().putIfAbsent(GRPC_NETTY_NO_NATIVE, "true");
         }
         SelectorProvider jdk = JdkProvider.get();
-        return "installed " + installed.getClass().getName() + " (delegating to " + jdk.getClass().getName() + ")";
+        String sockets;
+        if (words.contains("sockets=keep")) {
+            sockets = "java.net sockets left to the JDK (sockets=keep)";
+        } else {
+            try {
+                SocketFactories.install();
+                sockets = "java.net Socket and ServerSocket on jsdp";
+            } catch (java.io.IOException e) {
+                // the NIO provider is in; plain java.net code stays on the JDK's sockets, said on stderr
+                System.err.println("jsdp agent: java.net sockets stay on the JDK: " + e.getMessage());
+                sockets = "java.net sockets stay on the JDK: " + e.getMessage();
+            }
+        }
+        return "installed " + installed.getClass().getName() + " (delegating to " + jdk.getClass().getName() + "); "
+            + sockets;
     }
 }

@@ -81,6 +81,10 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     private volatile boolean closing;
     /** The one socket adaptor, made on first use. */
     private Socket adaptor;
+    /** A fallback started during a selection connected or failed at once: report OP_CONNECT until finishConnect. */
+    private volatile boolean connectReady;
+    /** Why such a fallback connect failed, thrown by finishConnect. */
+    private volatile IOException connectFailure;
 
     SdpSocketChannel(SelectorProvider provider, SelectorProvider jdk) {
         super(provider);
@@ -221,14 +225,10 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             if (!isOpen() || f == null) {
                 return false;
             }
-            if (f != Failure.CONNECTION_REFUSED && f != Failure.UNREACHABLE && f != Failure.CONNECT_TIMEOUT) {
+            reason = fallbackReason(f);
+            if (reason == null) {
                 throw Exceptions.forConnect(f);
             }
-            reason = switch (f) {
-                case CONNECTION_REFUSED -> "no SDP listener at " + target;
-                case UNREACHABLE -> "no RDMA route to " + target;
-                default -> "SDP connect to " + target + " timed out";
-            };
         }
         return startTcp(target, reason);
     }
@@ -347,12 +347,24 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         } finally {
             stateLock.unlock();
         }
+        if (connectReady) {
+            return SelectionKey.OP_CONNECT; // the TCP fallback connected, or failed, at once: finishConnect tells
+        }
         if (c == null) {
             return 0;
         }
         int r = c.readyOps();
         if (pending) {
-            return (r & SdpConnection.OP_CONNECT) != 0 ? SelectionKey.OP_CONNECT : 0;
+            if ((r & SdpConnection.OP_CONNECT) == 0) {
+                return 0;
+            }
+            if (c.state() == SdpConnection.State.FAILED && fallbackReason(c.failure()) != null && !isBlocking()) {
+                // Netty and Jetty take OP_CONNECT to mean finishConnect() is true (or throws): so the fallback
+                // starts here, and OP_CONNECT comes from the TCP connect
+                fallBackInSelection(c);
+                return connectReady ? SelectionKey.OP_CONNECT : 0;
+            }
+            return SelectionKey.OP_CONNECT;
         }
         int ops = 0;
         if ((r & SdpConnection.OP_READ) != 0) {
@@ -362,6 +374,36 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             ops |= SelectionKey.OP_WRITE;
         }
         return ops;
+    }
+
+    private String fallbackReason(Failure f) {
+        return switch (f) {
+            case CONNECTION_REFUSED -> "no SDP listener at " + remote;
+            case UNREACHABLE -> "no RDMA route to " + remote;
+            case CONNECT_TIMEOUT -> "SDP connect to " + remote + " timed out";
+            default -> null;
+        };
+    }
+
+    /** On the selecting thread: the SDP attempt failed with a fallback reason; start the TCP connect. */
+    private void fallBackInSelection(SdpConnection failed) {
+        stateLock.lock();
+        try {
+            if (sdp != failed || !isOpen()) {
+                return; // already switched, or closing
+            }
+            sdp = null;
+        } finally {
+            stateLock.unlock();
+        }
+        try {
+            if (startTcp(remote, fallbackReason(failed.failure()))) {
+                connectReady = true;
+            }
+        } catch (IOException e) {
+            connectFailure = e;
+            connectReady = true;
+        }
     }
 
     /** The connection's settings: properties, then the rule's settings, then this socket's options. */
@@ -418,6 +460,18 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         stateLock.lock();
         try {
             ensureOpen();
+            connectReady = false;
+            IOException failure = connectFailure;
+            if (failure != null) {
+                connectFailure = null;
+                stateLock.unlock();
+                try {
+                    close(); // as the JDK: a failed connect closes the channel
+                } finally {
+                    stateLock.lock();
+                }
+                throw failure;
+            }
             if (!connectPending) {
                 if (isConnected()) {
                     return true;
@@ -490,14 +544,10 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         } finally {
             stateLock.unlock();
         }
-        if (f != Failure.CONNECTION_REFUSED && f != Failure.UNREACHABLE && f != Failure.CONNECT_TIMEOUT) {
+        String reason = fallbackReason(f);
+        if (reason == null) {
             throw Exceptions.forConnect(f);
         }
-        String reason = switch (f) {
-            case CONNECTION_REFUSED -> "no SDP listener at " + remote;
-            case UNREACHABLE -> "no RDMA route to " + remote;
-            default -> "SDP connect to " + remote + " timed out";
-        };
         return startTcp(remote, reason);
     }
 

@@ -38,13 +38,17 @@ class AgentTwoJvmIT {
         final List<String> transcript = new ArrayList<>();
 
         Jvm(List<String> jvmArgs, String... args) throws IOException {
+            this(EchoMain.class, jvmArgs, args);
+        }
+
+        Jvm(Class<?> main, List<String> jvmArgs, String... args) throws IOException {
             List<String> cmd = new ArrayList<>();
             cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
             cmd.add("-Xmx128m");
             cmd.addAll(jvmArgs);
             cmd.add("-cp");
-            cmd.add(TEST_CLASSES + File.pathSeparator + JAR);
-            cmd.add(EchoMain.class.getName());
+            cmd.add(TEST_CLASSES + File.pathSeparator + JAR + File.pathSeparator + System.getProperty("java.class.path"));
+            cmd.add(main.getName());
             cmd.addAll(List.of(args));
             process = new ProcessBuilder(cmd).redirectErrorStream(true).start();
             Thread t = new Thread(() -> {
@@ -168,6 +172,60 @@ class AgentTwoJvmIT {
             }
         } finally {
             Files.deleteIfExists(rules);
+        }
+    }
+
+    @Test
+    void anUnmodifiedNettyEchoTravelsOverSdpWithTheAgentAndOverTcpWithout() throws Exception {
+        for (boolean agentOnServer : new boolean[] {true, false}) {
+            try (Jvm server = new Jvm(NettyEchoMain.class, agentOnServer ? agent() : List.of(), "server")) {
+                String port = server.await("READY").split(" ")[1];
+                try (Jvm client = new Jvm(NettyEchoMain.class, agent(), "client", port, Integer.toString(BYTES))) {
+                    String c = client.await("CLIENT");
+                    String s = server.await("SERVER");
+                    if (agentOnServer) {
+                        assertTrue(c.startsWith("CLIENT OK sdp"), c);
+                        assertTrue(s.startsWith("SERVER sdp"), s);
+                    } else {
+                        assertTrue(c.startsWith("CLIENT OK tcp_(no_SDP_listener_at"), c);
+                        assertEquals("SERVER -", s);
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void plainJavaNetSocketsTravelOverSdpWithTheAgentAndOverTcpWithout() throws Exception {
+        for (boolean agentOnServer : new boolean[] {true, false}) {
+            try (Jvm server = new Jvm(SocketEchoMain.class, agentOnServer ? agent() : List.of(), "server")) {
+                String port = server.await("READY").split(" ")[1];
+                try (Jvm client = new Jvm(SocketEchoMain.class, agent(), "client", port, Integer.toString(BYTES))) {
+                    String c = client.await("CLIENT");
+                    String s = server.await("SERVER");
+                    if (agentOnServer) {
+                        assertTrue(c.startsWith("CLIENT OK sdp"), c);
+                        assertTrue(s.startsWith("SERVER sdp"), s);
+                    } else {
+                        assertTrue(c.startsWith("CLIENT OK tcp_(no_SDP_listener_at"), c);
+                        assertEquals("SERVER -", s);
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void theJdksHttpClientAndHttpServerAndADatagramEchoWorkWithJsdpJvmWide() throws Exception {
+        try (Jvm http = new Jvm(DelegationMain.class, agent(), "http")) {
+            assertEquals("PROVIDER io.jsdp.SdpSelectorProvider", http.await("PROVIDER"));
+            for (int i = 0; i < 3; i++) {
+                assertEquals("HTTP 200 hello over jsdp", http.await("HTTP"));
+            }
+        }
+        try (Jvm udp = new Jvm(DelegationMain.class, agent(), "udp")) {
+            assertEquals("PROVIDER io.jsdp.SdpSelectorProvider", udp.await("PROVIDER"));
+            assertEquals("UDP 5 selector=HybridSelector", udp.await("UDP"));
         }
     }
 }
