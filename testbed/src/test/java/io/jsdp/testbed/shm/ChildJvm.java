@@ -50,12 +50,27 @@ public final class ChildJvm implements AutoCloseable {
      * @throws IOException when it cannot be started
      */
     public static ChildJvm start(Class<?> main, String... args) throws IOException {
+        return start(List.of(), main, args);
+    }
+
+    /**
+     * Starts {@code main} with this JVM's classpath and extra JVM options, which come after the
+     * defaults and so override them (e.g. {@code -Xmx512m}).
+     *
+     * @param jvmOptions options such as {@code -Xmx512m} or {@code -Dname=value}
+     * @param main a class with a {@code main} method
+     * @param args its arguments
+     * @return the running child
+     * @throws IOException when it cannot be started
+     */
+    public static ChildJvm start(List<String> jvmOptions, Class<?> main, String... args) throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(System.getProperty("java.home") + "/bin/java");
         // small and quiet: fewer GC threads, so the child's own CPU use is its waiter's
         cmd.add("-XX:+UseSerialGC");
         cmd.add("-Xmx64m");
         cmd.add("-Xshare:auto");
+        cmd.addAll(jvmOptions);
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
         cmd.add(main.getName());
