@@ -24,9 +24,8 @@ import java.nio.channels.spi.SelectorProvider;
  * families) are jsdp's: over SDP where the peer speaks it, over the JDK's TCP otherwise. Datagram,
  * pipe, Unix-domain and inherited channels are the JDK's, and the selector takes both kinds.
  *
- * <p><b>Status (issue 6, in progress):</b> SDP stream channels work in blocking mode; non-blocking
- * connect, their registration with a selector and the socket adaptors are not there yet and say so
- * with {@link UnsupportedOperationException}.
+ * <p>Each stream channel's {@code socket()} is an adaptor with the channel's state; the agent also
+ * installs the {@code java.net} socket factories ({@code io.jsdp.provider.SocketFactories}).
  */
 public class SdpSelectorProvider extends SelectorProvider {
 
