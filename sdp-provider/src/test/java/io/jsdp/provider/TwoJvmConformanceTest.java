@@ -34,7 +34,6 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -48,7 +47,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * with unread data both ways, asynchronous close and interrupt (the peer then sees EOF), a refused
  * connect, non-blocking connect/accept/read/write through one selector, the fallback to TCP both ways,
  * and a peer killed with SIGKILL: a reset where it had unread data, EOF where it had read everything
- * (there jsdp still differs: it resets; that case is skipped for jsdp and says why). One peer JVM per
+ * (then writes fail with a reset). One peer JVM per
  * kind serves all cases; the killed ones are forked per case.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
@@ -461,16 +460,6 @@ class TwoJvmConformanceTest {
     @MethodSource("kinds")
     void aPeerKilledWithNothingUnreadGivesEofThenWritesFail(String kind) throws Exception {
         SocketChannel c = connectionToAKilledPeer(kind, false);
-        if (kind.equals("jsdp")) {
-            // Known difference: TCP gives EOF here (the dead process's kernel sends FIN, as nothing was
-            // unread), jsdp a reset: the engine sees the peer's queue pair flushed and a disconnect without
-            // DisConn and cannot yet tell a dead peer that had read everything from an abort. The case
-            // stays, skipped, until the engine can; meanwhile the connection must at least end, not hang.
-            SocketException read = assertThrows(SocketException.class, () -> c.read(ByteBuffer.allocate(10)));
-            assertEquals("Connection reset", read.getMessage());
-            assertWritesFailAsAfterAReset(c);
-            Assumptions.abort("known difference: jsdp resets where TCP gives EOF for a killed peer that had read everything");
-        }
         assertEquals(-1, c.read(ByteBuffer.allocate(10)), "EOF: the peer had read everything");
         assertEquals(-1, c.read(ByteBuffer.allocate(10)), "EOF stays");
         assertWritesFailAsAfterAReset(c);

@@ -150,6 +150,14 @@ public final class SdpConnection {
     private ScheduledFuture<?> closeTimer;
     private ScheduledFuture<?> keepAliveTimer;
     private int peerBufferBytes;
+    /** The peer's receive buffers (its Hello/HelloAck bufs), the bufs and mseq_ack of its latest message. */
+    private int peerCapacity;
+    private int lastPeerBufs;
+    private int lastPeerAck = -1;
+    /** The mseq of our latest Data message, -1 before any. */
+    private int lastDataMseq = -1;
+    /** The peer died after reading everything: reads end with EOF, writes fail with a reset (as TCP). */
+    private boolean peerGone;
     private int goal;
     /** Application flags. */
     private boolean appClosed;
@@ -424,7 +432,7 @@ public final class SdpConnection {
             if (appClosed) {
                 return CLOSED;
             }
-            if (state == State.FAILED) {
+            if (state == State.FAILED || peerGone) {
                 return FAILED;
             }
             if (outputShut) {
@@ -641,7 +649,7 @@ public final class SdpConnection {
         if (failed || appClosed || unreadHead != unreadTail || disconnReceived || inputShut || state == State.FINISHED) {
             ops |= OP_READ;
         }
-        if (failed || appClosed || outputShut || (state == State.ESTABLISHED && (openBytes > 0 && openBytes < goal
+        if (failed || peerGone || appClosed || outputShut || (state == State.ESTABLISHED && (openBytes > 0 && openBytes < goal
             || slotOpen - slotCompleted < sendCount))) {
             ops |= OP_WRITE;
         }
@@ -877,8 +885,12 @@ public final class SdpConnection {
         }
         if (!wc.isSuccess()) {
             if (state != State.FAILED && state != State.FINISHED) {
-                Failure f = kind == KIND_KEEPALIVE ? Failure.KEEPALIVE_TIMEOUT : Failure.DEVICE_ERROR;
-                failLocked(f, "send completion " + wc.status() + " (" + kindName(kind) + ")", false, true);
+                String why = "send completion " + wc.status() + " (" + kindName(kind) + ")";
+                if (kind == KIND_KEEPALIVE) {
+                    failLocked(Failure.KEEPALIVE_TIMEOUT, why, false, true);
+                } else if (!peerGoneIfEverythingReadLocked(why)) {
+                    failLocked(Failure.DEVICE_ERROR, why, false, true);
+                }
             }
             return;
         }
@@ -908,7 +920,10 @@ public final class SdpConnection {
     private void handleReceiveLocked(WorkCompletion wc, int buf) {
         if (!wc.isSuccess()) {
             if (state != State.FAILED && state != State.FINISHED && !(wc.status() == WcStatus.WR_FLUSH_ERR && released)) {
-                failLocked(Failure.DEVICE_ERROR, "receive completion " + wc.status(), false, true);
+                String why = "receive completion " + wc.status();
+                if (wc.status() != WcStatus.WR_FLUSH_ERR || !peerGoneIfEverythingReadLocked(why)) {
+                    failLocked(Failure.DEVICE_ERROR, why, false, true);
+                }
             }
             return;
         }
@@ -958,6 +973,8 @@ public final class SdpConnection {
             return;
         }
         lastRecvMseq = mseq;
+        lastPeerBufs = bufs;
+        lastPeerAck = ack;
         switch (mid) {
             case MessageId.DATA -> {
                 if (payload == 0) {
@@ -1018,6 +1035,9 @@ public final class SdpConnection {
             }
             lastRecvMseq = 0;
             peerBufferBytes = (int) ack.actualRcvSize();
+            peerCapacity = bufs;
+            lastPeerBufs = bufs;
+            lastPeerAck = 0;
             fc.onHandshake(true, bufs);
             postReceiveLocked(buf);
             establishedLocked();
@@ -1037,6 +1057,8 @@ public final class SdpConnection {
             }
             lastRecvMseq = 0;
             peerBufferBytes = (int) hello.localRcvSize();
+            peerCapacity = bufs;
+            lastPeerBufs = bufs;
             fc.onHandshake(false, bufs);
             postReceiveLocked(buf);
             int ctrl = ctrlSlotOffset();
@@ -1108,6 +1130,7 @@ public final class SdpConnection {
         int payload = slotLen[slot];
         int len = Bsdh.LENGTH + payload;
         int mseq = nextMseq++;
+        lastDataMseq = mseq;
         int bufs = Math.min(posted, Bsdh.MAX_BUFS);
         bsdh.at(off).put(MessageId.DATA, 0, bufs, len, mseq, lastRecvMseq);
         fc.onSend(mseq, bufs, lastRecvMseq);
@@ -1222,8 +1245,37 @@ public final class SdpConnection {
         if (state == State.FINISHED) {
             return;
         }
+        if (peerGoneIfEverythingReadLocked("disconnected by the peer without DisConn")) {
+            return;
+        }
         failLocked(state == State.ESTABLISHED ? Failure.RESET_BY_PEER : Failure.CONNECT_TIMEOUT,
             "disconnected by the peer without DisConn in " + state, false, state == State.ESTABLISHED);
+    }
+
+    /**
+     * A peer that vanished (its queue pair flushed ours, or it disconnected without DisConn) after it had
+     * read everything we sent: as TCP, whose kernel closes a dead process's sockets with a FIN then, the
+     * connection ends like a half-close from the peer — reads give what arrived, then EOF — and writes
+     * fail with a reset. It read everything when nothing of ours waits to be sent, the peer's latest
+     * message acknowledged our latest Data, and it had all its receive buffers posted then.
+     *
+     * @return true when the connection was ended this way; false when it must fail as a reset
+     */
+    private boolean peerGoneIfEverythingReadLocked(String why) {
+        boolean readEverything = state == State.ESTABLISHED && slotPosted == slotOpen && openBytes == 0
+            && (lastDataMseq < 0 || lastPeerAck - lastDataMseq >= 0) && lastPeerBufs >= peerCapacity && peerCapacity > 0;
+        if (!readEverything) {
+            return false;
+        }
+        peerGone = true;
+        disconnReceived = true;
+        failure = Failure.RESET_BY_PEER;
+        failureDetail = "the peer went away after reading everything (" + why + "): reads end, writes are reset";
+        Ffdc.capture("sdp", "connection.PEER_GONE", "connection " + connectionId + " " + failureDetail, snapshotLocked());
+        transition(State.FINISHED);
+        cancelTimersLocked();
+        maybeReleaseLocked();
+        return true;
     }
 
     private void maybeReleaseLocked() {

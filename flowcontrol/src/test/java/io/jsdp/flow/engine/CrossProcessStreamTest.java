@@ -12,6 +12,7 @@ import io.jsdp.testbed.SoftDevice;
 import io.jsdp.testbed.shm.ChildJvm;
 import io.jsdp.testbed.shm.Rendezvous;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.List;
@@ -186,14 +187,16 @@ class CrossProcessStreamTest {
     }
 
     @Test
-    void idleConnectionToAKilledPeerFailsPromptlyAndWakesItsParkedReader() throws Exception {
-        // Nothing of ours in flight: the death must come from the connection manager, not a send.
+    void idleConnectionToAKilledPeerThatReadEverythingEndsWithEofAndFailsWrites() throws Exception {
+        // Nothing of ours in flight and nothing unread at the peer: as TCP (the dead process's kernel sends a
+        // FIN), the reader gets EOF and a write a reset; the death must come from the connection manager or
+        // the flushed queue pair, not a send.
         ExecutorService pool = Executors.newFixedThreadPool(1);
         try (ChildJvm child = ChildJvm.start(StreamPeer.class, rendezvous, "listen", "read", "0", "38", "default")) {
             int port = Integer.parseInt(child.awaitLine("READY", 30, TimeUnit.SECONDS).split(" ")[1]);
             SdpConnection c = connect(port, new SdpOptions());
             child.awaitLine("STREAMING", 30, TimeUnit.SECONDS);
-            Future<?> reader = pool.submit(() -> StreamCheck.read(c, MIB, 39));
+            Future<StreamCheck.Result> reader = pool.submit(() -> StreamCheck.read(c, MIB, 39));
             Thread.sleep(200); // past the spin: the reader parks
             assertFalse(reader.isDone(), "the reader waits for data that never comes");
 
@@ -202,11 +205,13 @@ class CrossProcessStreamTest {
             int ops = c.await(SdpConnection.OP_ENDED, TimeUnit.MILLISECONDS.toNanos(DEATH_BOUND_MS));
             long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedNs);
             assertEquals(SdpConnection.OP_ENDED, ops, () -> "not ended " + DEATH_BOUND_MS + " ms after kill -9:\n" + c.snapshot());
-            System.out.println("idle connection failed " + ms + " ms after kill -9: " + c.failureDetail());
-            assertEquals(SdpConnection.State.FAILED, c.state());
-            assertFalse(Ffdc.find("connection.", "connection " + c.id() + " ").isEmpty(),
+            System.out.println("idle connection ended " + ms + " ms after kill -9: " + c.failureDetail());
+            assertEquals(SdpConnection.State.FINISHED, c.state(), c::snapshot);
+            assertEquals(0, reader.get(5, TimeUnit.SECONDS).bytes(), "the parked reader woke with EOF");
+            assertEquals(SdpConnection.FAILED, c.write(ByteBuffer.allocate(10)), "a write after the peer went away");
+            assertEquals(Failure.RESET_BY_PEER, c.failure());
+            assertFalse(Ffdc.find("connection.PEER_GONE", "connection " + c.id() + " ").isEmpty(),
                 () -> "an FFDC record for connection " + c.id() + ": " + Ffdc.recent());
-            assertPumpFailed(reader, "reader");
             assertTrue(c.awaitReleased(TimeUnit.SECONDS.toNanos(5)), c::snapshot);
             c.close();
         } finally {
