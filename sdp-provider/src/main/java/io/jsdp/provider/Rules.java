@@ -214,6 +214,8 @@ public final class Rules {
                             + "and nic-assisted come with their issue)");
                     }
                 }
+                case "zcopyThreshold" -> throw new IllegalArgumentException("zcopyThreshold: zero copy is not "
+                    + "available yet (it comes with its issue); remove the setting");
                 default -> throw new IllegalArgumentException("unknown setting '" + e.getKey() + "'");
             }
         }

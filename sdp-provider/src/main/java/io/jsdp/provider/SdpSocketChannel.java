@@ -1100,15 +1100,26 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         closing = true; // after AbstractInterruptibleChannel recorded an interrupting thread
         SdpConnection c;
         SocketChannel t;
+        Object linger;
         stateLock.lock();
         try {
             c = sdp;
             t = tcp;
+            linger = options.get(StandardSocketOptions.SO_LINGER);
         } finally {
             stateLock.unlock();
         }
         if (c != null) {
             c.close(); // wakes a parked reader or writer; linger 0 or unread data make it abortive
+            if (isBlocking() && linger instanceof Integer seconds && seconds > 0) {
+                // SO_LINGER > 0 in blocking mode: close returns when the written data reached the peer,
+                // or after the linger time (the close then goes on in the background)
+                try {
+                    c.awaitOutputDone(TimeUnit.SECONDS.toNanos(seconds));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
         }
         if (t != null) {
             t.close();

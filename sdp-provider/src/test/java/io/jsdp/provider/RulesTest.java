@@ -58,7 +58,8 @@ class RulesTest {
     void aBadRuleFailsNamingTheFileLineAndRule() {
         for (String bad : new String[] {"listen * * sdp", "connect 10.0.0.0/33 * sdp", "connect * 70000 sdp", "connect * 9-8 sdp",
             "connect * * rdma", "connect * * sdp bufferBytes=12", "connect * * sdp receiveBuffers=2", "connect * * sdp color=blue",
-            "connect * * sdp flowControl=packetized", "connect * *", "connect * * sdp noDelay=yes"}) {
+            "connect * * sdp flowControl=packetized", "connect * *", "connect * * sdp noDelay=yes",
+            "connect * * sdp zcopyThreshold=65536"}) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Rules.parse("# ok\n" + bad, "r.conf"),
                 bad);
             assertTrue(e.getMessage().startsWith("jsdp.rules: r.conf line 2 '" + bad + "': "), e.getMessage());

@@ -367,4 +367,42 @@ class StreamChannelConformanceTest {
         assertFalse(p[0].isOpen(), "the channel, not only its delegate, is closed");
         assertThrows(ClosedChannelException.class, () -> p[0].read(ByteBuffer.allocate(1)));
     }
+
+    @Test
+    void aBlockingCloseWithLingerWaitsUntilTheWrittenDataReachedThePeer() throws Exception {
+        SocketChannel[] p = pair(JSDP, JSDP);
+        p[0].setOption(StandardSocketOptions.SO_LINGER, 10);
+        // more than the peer's receive buffers hold (16 x 32 KiB by default), less than they and our send
+        // slots do: every write returns at once, and the rest waits in our slots for the peer's credits
+        ByteBuffer big = ByteBuffer.allocate(768 << 10);
+        CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> {
+            try {
+                writeAll(p[0], big);
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        }, TestThreads.POOL);
+        long readFrom = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(400);
+        CompletableFuture<Long> reader = CompletableFuture.supplyAsync(() -> {
+            try {
+                while (System.nanoTime() < readFrom) {
+                    Thread.sleep(10);
+                }
+                long n = 0;
+                ByteBuffer b = ByteBuffer.allocate(64 * 1024);
+                for (int r; (r = p[1].read(b.clear())) >= 0;) {
+                    n += r;
+                }
+                return n;
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }, TestThreads.POOL);
+        writer.get(10, TimeUnit.SECONDS);
+        long t0 = System.nanoTime();
+        p[0].close();
+        long closeMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        assertTrue(System.nanoTime() - readFrom >= 0, "close returned after " + closeMs + " ms, before the peer read anything");
+        assertEquals(768L << 10, reader.get(10, TimeUnit.SECONDS));
+    }
 }

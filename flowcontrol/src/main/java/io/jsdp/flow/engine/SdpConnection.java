@@ -766,6 +766,42 @@ public final class SdpConnection {
     }
 
     /**
+     * Waits until this side's output is done — after {@link #close()} or {@link #shutdownOutput()}, its
+     * DisConn sent and acknowledged, so every byte written reached the peer — or the connection ended
+     * ({@code SO_LINGER} with a positive time).
+     *
+     * @param timeoutNs the longest wait
+     * @return true when done, false when the time ran out
+     * @throws InterruptedException when interrupted
+     */
+    public boolean awaitOutputDone(long timeoutNs) throws InterruptedException {
+        long deadline = System.nanoTime() + timeoutNs;
+        lock.lock();
+        try {
+            waiters++;
+            try {
+                for (;;) {
+                    progressLocked();
+                    if (disconnSendDone || state == State.FAILED || state == State.FINISHED || released) {
+                        return true;
+                    }
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        return false;
+                    }
+                    if (armLocked()) {
+                        changed.awaitNanos(left);
+                    }
+                }
+            } finally {
+                waiters--;
+            }
+        } finally {
+            unlockAndNotify();
+        }
+    }
+
+    /**
      * Sets the listener told when readiness may have changed; while one is set the completion queue
      * stays armed so the progress thread sees every arrival.
      *
