@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.jsdp.SdpSelectorProvider;
 import io.jsdp.SdpSocketOptions;
 import java.io.IOException;
 import java.net.ConnectException;
@@ -20,12 +19,8 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.spi.SelectorProvider;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.Iterator;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -37,30 +32,11 @@ import org.junit.jupiter.params.provider.MethodSource;
  * with SDP and JDK channels in it at once.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class NonBlockingConformanceTest {
-    private static final SelectorProvider JDK = SelectorProvider.provider();
-    private static final SelectorProvider JSDP = new SdpSelectorProvider();
-    private final List<AutoCloseable> open = new ArrayList<>();
+class NonBlockingConformanceTest extends ConformanceBase {
 
-    static Stream<String> kinds() {
-        return Stream.of("jdk", "jsdp");
-    }
 
-    private static SelectorProvider provider(String kind) {
-        return kind.equals("jdk") ? JDK : JSDP;
-    }
 
-    private <T extends AutoCloseable> T track(T c) {
-        open.add(c);
-        return c;
-    }
 
-    @AfterEach
-    void closeAll() throws Exception {
-        for (AutoCloseable c : open) {
-            c.close();
-        }
-    }
 
     /** One event loop: accept, connect, then the client writes "ping", the server answers "pong". */
     private String pingPong(SelectorProvider p, SocketChannel[] clientOut) throws IOException {

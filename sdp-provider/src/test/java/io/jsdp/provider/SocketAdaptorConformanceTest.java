@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.jsdp.SdpSelectorProvider;
 import io.jsdp.SdpSocketOptions;
 import java.io.IOException;
 import java.io.InputStream;
@@ -25,16 +24,12 @@ import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.IllegalBlockingModeException;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.nio.channels.spi.SelectorProvider;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -47,10 +42,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * refused and timed connects, options, and the channel's exception types.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-class SocketAdaptorConformanceTest {
-    private static final SelectorProvider JDK = SelectorProvider.provider();
-    private static final SelectorProvider JSDP = new SdpSelectorProvider();
-    private final List<AutoCloseable> open = new ArrayList<>();
+class SocketAdaptorConformanceTest extends ConformanceBase {
     /** Threads of its own: the common pool has one worker on 2 cores, and a reader there would starve a writer. */
     private final ExecutorService threads = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r);
@@ -58,26 +50,12 @@ class SocketAdaptorConformanceTest {
         return t;
     });
 
-    static Stream<String> kinds() {
-        return Stream.of("jdk", "jsdp");
-    }
 
-    private static SelectorProvider provider(String kind) {
-        return kind.equals("jdk") ? JDK : JSDP;
-    }
 
-    private <T extends AutoCloseable> T track(T c) {
-        open.add(c);
-        return c;
-    }
 
     @AfterEach
-    void closeAll() throws Exception {
-        for (AutoCloseable c : open) {
-            c.close();
-        }
+    void stopThreads() {
         threads.shutdownNow();
-        Thread.interrupted();
     }
 
     private ServerSocket listen(String kind) throws IOException {

@@ -19,8 +19,6 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketException;
 import java.net.SocketTimeoutException;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -28,7 +26,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -45,8 +42,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * "Closed by interrupt").
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-class SocketImplConformanceTest {
-    private final List<AutoCloseable> open = new ArrayList<>();
+class SocketImplConformanceTest extends ConformanceBase {
     /** Threads of its own: the common pool has one worker on 2 cores, and a reader there would starve a writer. */
     private final ExecutorService threads = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r);
@@ -54,9 +50,6 @@ class SocketImplConformanceTest {
         return t;
     });
 
-    static Stream<String> kinds() {
-        return Stream.of("jdk", "jsdp");
-    }
 
     /** A java.net.Socket on jsdp, as the client factory would make it. */
     static final class JsdpSocket extends Socket {
@@ -79,18 +72,10 @@ class SocketImplConformanceTest {
         }
     }
 
-    private <T extends AutoCloseable> T track(T c) {
-        open.add(c);
-        return c;
-    }
 
     @AfterEach
-    void closeAll() throws Exception {
-        for (AutoCloseable c : open) {
-            c.close();
-        }
+    void stopThreads() {
         threads.shutdownNow();
-        Thread.interrupted();
     }
 
     private Socket socket(String kind) throws IOException {

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.jsdp.SdpSelectorProvider;
 import io.jsdp.SdpSocketOptions;
 import java.io.IOException;
 import java.net.ConnectException;
@@ -21,14 +20,10 @@ import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.spi.SelectorProvider;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -41,31 +36,11 @@ import org.junit.jupiter.params.provider.MethodSource;
  * and the fallback both ways between a jsdp end and a JDK end, with {@link SdpSocketOptions#TRANSPORT}.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class StreamChannelConformanceTest {
-    private static final SelectorProvider JDK = SelectorProvider.provider();
-    private static final SelectorProvider JSDP = new SdpSelectorProvider();
-    private final List<AutoCloseable> open = new ArrayList<>();
+class StreamChannelConformanceTest extends ConformanceBase {
 
-    static Stream<String> kinds() {
-        return Stream.of("jdk", "jsdp");
-    }
 
-    private static SelectorProvider provider(String kind) {
-        return kind.equals("jdk") ? JDK : JSDP;
-    }
 
-    private <T extends AutoCloseable> T track(T c) {
-        open.add(c);
-        return c;
-    }
 
-    @AfterEach
-    void closeAll() throws Exception {
-        for (AutoCloseable c : open) {
-            c.close();
-        }
-        Thread.interrupted();
-    }
 
     private ServerSocketChannel listen(SelectorProvider p) throws IOException {
         return track(p.openServerSocketChannel().bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)));
