@@ -762,37 +762,33 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
 
     @Override
     public SocketChannel shutdownInput() throws IOException {
-        stateLock.lock();
-        try {
-            ensureOpen();
-            if (sdp == null && (tcp == null || !tcp.isConnected())) {
-                throw new NotYetConnectedException();
-            }
-            if (sdp != null) {
-                inputShut = true;
-                sdp.shutdownInput();
-            } else {
-                tcp.shutdownInput();
-            }
-            return this;
-        } finally {
-            stateLock.unlock();
-        }
+        return shutdown(true);
     }
 
     @Override
     public SocketChannel shutdownOutput() throws IOException {
+        return shutdown(false);
+    }
+
+    private SocketChannel shutdown(boolean input) throws IOException {
         stateLock.lock();
         try {
             ensureOpen();
-            if (sdp == null && (tcp == null || !tcp.isConnected())) {
-                throw new NotYetConnectedException();
+            if (!isConnected()) {
+                throw new NotYetConnectedException(); // also while a connect is pending, as the JDK's
             }
-            if (sdp != null) {
+            if (sdp == null) {
+                if (input) {
+                    tcp.shutdownInput();
+                } else {
+                    tcp.shutdownOutput();
+                }
+            } else if (input) {
+                inputShut = true;
+                sdp.shutdownInput();
+            } else {
                 outputShut = true;
                 sdp.shutdownOutput();
-            } else {
-                tcp.shutdownOutput();
             }
             return this;
         } finally {
