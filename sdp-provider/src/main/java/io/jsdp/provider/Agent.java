@@ -15,7 +15,7 @@ import java.util.Set;
  *
  * <p>It also installs the {@code java.net} socket factories ({@link SocketFactories}), so plain
  * {@code Socket}/{@code ServerSocket} code travels over jsdp too; when another factory is already set,
- * those sockets stay on the JDK and standard error says so.
+ * standard error says which sockets stay on the JDK.
  *
  * <p>It refuses, saying why on standard error, when another provider is already configured or
  * installed, and does nothing with the agent argument {@code off} or {@code JSDP_AGENT=off}. Agent
@@ -78,8 +78,8 @@ public final class Agent {
                 sockets = "java.net Socket and ServerSocket on jsdp";
             } catch (java.io.IOException e) {
                 // the NIO provider is in; plain java.net code stays on the JDK's sockets, said on stderr
-                System.err.println("jsdp agent: java.net sockets stay on the JDK: " + e.getMessage());
-                sockets = "java.net sockets stay on the JDK: " + e.getMessage();
+                System.err.println("jsdp agent: java.net sockets: " + e.getMessage());
+                sockets = "java.net sockets: " + e.getMessage();
             }
         }
         return "installed " + installed.getClass().getName() + " (delegating to " + jdk.getClass().getName() + "); "

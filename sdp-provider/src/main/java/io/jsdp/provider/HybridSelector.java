@@ -56,7 +56,7 @@ final class HybridSelector extends AbstractSelector {
             k.source = s;
             keys.add(k);
             s.keyAdded(k);
-            return k;
+            return closedMeanwhile(k);
         }
         try {
             // a JDK channel: the inner selector watches it for us
@@ -66,7 +66,22 @@ final class HybridSelector extends AbstractSelector {
             throw HybridSelector.<RuntimeException>sneaky(e);
         }
         keys.add(k);
-        return k;
+        return closedMeanwhile(k);
+    }
+
+    /** A close that ran between the open check and keys.add would never deregister the key: undo it. */
+    private HybridKey closedMeanwhile(HybridKey k) {
+        if (isOpen()) {
+            return k;
+        }
+        keys.remove(k);
+        if (k.inner != null) {
+            k.inner.cancel();
+        }
+        if (k.source != null) {
+            k.source.keyRemoved(k);
+        }
+        throw new ClosedSelectorException();
     }
 
     @SuppressWarnings("unchecked")

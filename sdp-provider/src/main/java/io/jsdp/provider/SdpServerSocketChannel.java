@@ -134,6 +134,12 @@ public final class SdpServerSocketChannel extends ServerSocketChannel implements
                     } catch (java.nio.channels.ClosedSelectorException closed) {
                         return null; // closed meanwhile: end(false) throws AsynchronousCloseException
                     }
+                    if (Thread.currentThread().isInterrupted()) {
+                        // the selector's own begin/end replaced ours for the wait: begin again, which sees
+                        // the interrupt, closes this channel and makes end(false) throw ClosedByInterruptException
+                        begin();
+                        return null;
+                    }
                     if (!isOpen()) {
                         return null; // end(false): AsynchronousCloseException or ClosedByInterruptException
                     }
@@ -314,8 +320,12 @@ public final class SdpServerSocketChannel extends ServerSocketChannel implements
                     } catch (java.nio.channels.ClosedSelectorException closed) {
                         break;
                     }
-                    if (!isOpen() || interruptible && Thread.currentThread().isInterrupted()) {
-                        break; // end(false): AsynchronousCloseException or ClosedByInterruptException
+                    if (interruptible && Thread.currentThread().isInterrupted()) {
+                        begin(); // as in accept(): closes the channel for the interrupt, end(false) says so
+                        break;
+                    }
+                    if (!isOpen()) {
+                        break; // end(false): AsynchronousCloseException
                     }
                 }
             } finally {
@@ -342,12 +352,15 @@ public final class SdpServerSocketChannel extends ServerSocketChannel implements
         } finally {
             stateLock.unlock();
         }
-        if (l != null) {
-            l.close();
+        try {
+            if (l != null) {
+                l.close();
+            }
+            tcp.close();
+        } finally {
+            waiter.wakeup();
+            waiter.close();
         }
-        tcp.close();
-        waiter.wakeup();
-        waiter.close();
     }
 
     @Override

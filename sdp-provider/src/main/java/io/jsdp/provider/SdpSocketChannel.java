@@ -298,8 +298,13 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     private void watchLocked() {
         if (sdp != null && !selectorKeys.isEmpty()) {
             sdp.readinessListener((conn, ops) -> {
+                int nio = ((ops & SdpConnection.OP_READ) != 0 ? SelectionKey.OP_READ : 0)
+                    | ((ops & SdpConnection.OP_WRITE) != 0 ? SelectionKey.OP_WRITE : 0)
+                    | ((ops & SdpConnection.OP_CONNECT) != 0 ? SelectionKey.OP_CONNECT : 0);
                 for (HybridSelector.HybridKey k : selectorKeys) {
-                    k.wakeSelector();
+                    if ((nio & k.interestOpsRaw()) != 0) {
+                        k.wakeSelector(); // a change the key cares about (no early select() returns otherwise)
+                    }
                 }
             });
         }
@@ -310,7 +315,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         stateLock.lock();
         try {
             selectorKeys.add(key);
-            if (tcp != null && sdp == null) {
+            if (tcp != null && sdp == null && (tcp.isConnected() || tcp.isConnectionPending())) {
                 try {
                     key.useDelegate(tcp);
                 } catch (ClosedChannelException e) {
@@ -485,13 +490,18 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         }
         try {
             boolean completed = false;
+            boolean blocking = isBlocking(); // as the JDK: only blocking operations are interruptible
             try {
-                begin();
+                if (blocking) {
+                    begin();
+                }
                 boolean done = c != null ? finishSdp(c) : finishTcp(t);
                 completed = true;
                 return done;
             } finally {
-                end(completed);
+                if (blocking) {
+                    end(completed);
+                }
             }
         } catch (IOException e) {
             close(); // as the JDK: a failed connect closes the channel
@@ -604,9 +614,12 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                 return -1;
             }
             boolean completed = false;
+            boolean blocking = isBlocking(); // as the JDK: only blocking operations are interruptible
             int n = 0;
             try {
-                begin();
+                if (blocking) {
+                    begin();
+                }
                 for (;;) {
                     n = c.read(dst);
                     if (n != 0 || !dst.hasRemaining() || !isBlocking()) {
@@ -621,7 +634,9 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                 }
                 completed = n != SdpConnection.CLOSED;
             } finally {
-                end(completed);
+                if (blocking) {
+                    end(completed);
+                }
             }
             return statusToCount(c, n, false);
         } finally {
@@ -694,10 +709,13 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                 throw new ClosedChannelException();
             }
             boolean completed = false;
+            boolean blocking = isBlocking(); // as the JDK: only blocking operations are interruptible
             int total = 0;
             int n = 0;
             try {
-                begin();
+                if (blocking) {
+                    begin();
+                }
                 for (;;) {
                     n = c.write(src);
                     if (n < 0) {
@@ -718,7 +736,9 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                 }
                 completed = n != SdpConnection.CLOSED;
             } finally {
-                end(completed);
+                if (blocking) {
+                    end(completed);
+                }
             }
             if (n < 0 && total == 0) {
                 statusToCount(c, n, true);
@@ -1025,9 +1045,12 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             }
             long start = System.nanoTime();
             boolean completed = false;
+            boolean blocking = isBlocking(); // as the JDK: only blocking operations are interruptible
             int n = 0;
             try {
-                begin();
+                if (blocking) {
+                    begin();
+                }
                 for (;;) {
                     n = c.read(dst);
                     if (n != 0 || !dst.hasRemaining()) {
@@ -1047,7 +1070,9 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                 }
                 completed = n != SdpConnection.CLOSED;
             } finally {
-                end(completed);
+                if (blocking) {
+                    end(completed);
+                }
             }
             return statusToCount(c, n, false);
         } finally {

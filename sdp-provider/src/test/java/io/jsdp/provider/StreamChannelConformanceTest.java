@@ -380,4 +380,43 @@ class StreamChannelConformanceTest extends ConformanceBase {
         assertTrue(System.nanoTime() - readFrom >= 0, "close returned after " + closeMs + " ms, before the peer read anything");
         assertEquals(768L << 10, reader.get(10, TimeUnit.SECONDS));
     }
+
+    @ParameterizedTest
+    @MethodSource("kinds")
+    void interruptingABlockedAcceptClosesTheServerChannelAndKeepsTheStatus(String kind) throws Exception {
+        ServerSocketChannel s = listen(provider(kind));
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        AtomicReference<Boolean> interrupted = new AtomicReference<>();
+        Thread acceptor = new Thread(() -> {
+            try {
+                s.accept();
+            } catch (Throwable t) {
+                thrown.set(t);
+                interrupted.set(Thread.currentThread().isInterrupted());
+            }
+        });
+        acceptor.start();
+        Thread.sleep(200);
+        acceptor.interrupt();
+        acceptor.join(5_000);
+        assertFalse(acceptor.isAlive(), "the interrupted accept still runs");
+        assertTrue(thrown.get() instanceof ClosedByInterruptException, String.valueOf(thrown.get()));
+        assertTrue(interrupted.get());
+        assertFalse(s.isOpen());
+    }
+
+    @ParameterizedTest
+    @MethodSource("kinds")
+    void aPendingInterruptLeavesNonBlockingReadsAndWritesAlone(String kind) throws Exception {
+        SocketChannel[] p = pair(kind);
+        p[0].configureBlocking(false);
+        Thread.currentThread().interrupt();
+        try {
+            assertEquals(0, p[0].read(ByteBuffer.allocate(8)));
+            assertEquals(3, p[0].write(ByteBuffer.wrap(new byte[] {1, 2, 3})));
+            assertTrue(p[0].isOpen(), "only blocking operations are interruptible");
+        } finally {
+            assertTrue(Thread.interrupted());
+        }
+    }
 }

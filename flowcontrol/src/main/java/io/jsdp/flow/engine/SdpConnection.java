@@ -896,6 +896,9 @@ public final class SdpConnection {
                 return total;
             }
             for (int i = 0; i < n; i++) {
+                if (released) {
+                    return total; // an earlier completion of the batch ended the connection: its memory is gone
+                }
                 try {
                     handleCompletionLocked(wcs[i]);
                 } catch (RuntimeException e) {
@@ -1326,6 +1329,9 @@ public final class SdpConnection {
     }
 
     private void releaseLocked() {
+        if (released) {
+            return; // a failure inside a failure (a failed AbortConn post) already released
+        }
         released = true;
         cancelTimersLocked();
         stack.unregister(cmId);
