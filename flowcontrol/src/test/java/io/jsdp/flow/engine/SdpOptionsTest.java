@@ -35,18 +35,18 @@ class SdpOptionsTest {
 
     @Test
     void badSystemPropertiesFailNamingTheProperty() {
-        System.setProperty("jsdp.test.int", "12x");
+        System.setProperty("jsdptest.int", "12x");
         try {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> SdpOptions.intProp("jsdp.test.int", 1, 0, 10));
-            assertTrue(e.getMessage().startsWith("jsdp.test.int: "), e.getMessage());
-            System.setProperty("jsdp.test.int", "11");
-            e = assertThrows(IllegalArgumentException.class, () -> SdpOptions.intProp("jsdp.test.int", 1, 0, 10));
+                () -> SdpOptions.intProp("jsdptest.int", 1, 0, 10));
+            assertTrue(e.getMessage().startsWith("jsdptest.int: "), e.getMessage());
+            System.setProperty("jsdptest.int", "11");
+            e = assertThrows(IllegalArgumentException.class, () -> SdpOptions.intProp("jsdptest.int", 1, 0, 10));
             assertTrue(e.getMessage().contains("outside 0 … 10"), e.getMessage());
-            System.setProperty("jsdp.test.int", " 7 ");
-            assertEquals(7, SdpOptions.intProp("jsdp.test.int", 1, 0, 10));
+            System.setProperty("jsdptest.int", " 7 ");
+            assertEquals(7, SdpOptions.intProp("jsdptest.int", 1, 0, 10));
         } finally {
-            System.clearProperty("jsdp.test.int");
+            System.clearProperty("jsdptest.int");
         }
     }
 
