@@ -1,0 +1,337 @@
+package io.jsdp.bench.cli;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * The measuring side: runs each scenario against a {@link Server} and hands every figure to a sink.
+ * Time is {@link System#nanoTime()}; each point warms up for {@code warmupMs} (same code, same
+ * connection) and then measures for {@code durationMs}.
+ */
+final class Client {
+    /** Most latency samples kept per point (40 MB); a point ends early when they are full. */
+    static final int MAX_SAMPLES = 5_000_000;
+    /** Messages per burst and bytes per message of the progress test (seed 001 §4.4). */
+    static final int BURST = 100;
+    static final int BURST_MESSAGE_BYTES = 1024;
+
+    private final Transport transport;
+    private final String variant;
+    private final String address;
+    private final Options options;
+    private final Consumer<Result> out;
+    private final long[] samples;
+    private boolean described;
+
+    Client(Transport transport, String variant, String address, Options options, Consumer<Result> out) {
+        this.transport = transport;
+        this.variant = variant;
+        this.address = address;
+        this.options = options;
+        this.out = out;
+        boolean latency = options.scenarios.contains(Scenario.RR) || options.scenarios.contains(Scenario.CONNECT)
+            || options.scenarios.contains(Scenario.PROGRESS);
+        this.samples = new long[latency ? MAX_SAMPLES : 0];
+    }
+
+    void runAll() throws IOException {
+        warmJvm();
+        for (Scenario s : options.scenarios) {
+            switch (s) {
+                case RR:
+                    for (int size : options.sizes.get(s)) {
+                        rr(size);
+                    }
+                    break;
+                case STREAM:
+                    for (int size : options.sizes.get(s)) {
+                        stream(size);
+                    }
+                    break;
+                case RATE:
+                    for (int size : options.sizes.get(s)) {
+                        rate(size);
+                    }
+                    break;
+                case CONNECT:
+                    connect();
+                    break;
+                case PROGRESS:
+                    for (int us : options.computesUs) {
+                        progress(us);
+                    }
+                    break;
+                default:
+                    throw new IllegalStateException(s.toString());
+            }
+        }
+    }
+
+    private Conn open() throws IOException {
+        Conn c = new Conn(transport.connect(address), transport.poll());
+        if (transport == Transport.SDP && !described) {
+            described = true;
+            Worker.say(Worker.INFO + " sdp=" + Transport.describe(c.channel));
+        }
+        return c;
+    }
+
+    private long warmupNs() {
+        return TimeUnit.MILLISECONDS.toNanos(options.warmupMs);
+    }
+
+    private long durationNs() {
+        return TimeUnit.MILLISECONDS.toNanos(options.durationMs);
+    }
+
+    private void emit(Scenario s, long size, String metric, double value, String unit) {
+        out.accept(new Result(s.id(), transport.id(), variant, size, metric, value, unit));
+    }
+
+    /** Emits p50/p90/p99/mean in µs and the sample count of the first {@code n} samples. */
+    private void latencies(Scenario s, long size, int n) {
+        Arrays.sort(samples, 0, n);
+        double sum = 0;
+        for (int i = 0; i < n; i++) {
+            sum += samples[i];
+        }
+        emit(s, size, "p50_us", samples[index(n, 0.50)] / 1e3, "us");
+        emit(s, size, "p90_us", samples[index(n, 0.90)] / 1e3, "us");
+        emit(s, size, "p99_us", samples[index(n, 0.99)] / 1e3, "us");
+        emit(s, size, "mean_us", sum / n / 1e3, "us");
+        emit(s, size, "samples", n, "count");
+    }
+
+    private static int index(int n, double q) {
+        return (int) Math.min(n - 1, Math.round(q * (n - 1)));
+    }
+
+    /**
+     * Before the first point: round trips and a stream for {@code jvmWarmupMs}, unmeasured, so the JIT
+     * compilers of both JVMs are done before measuring (on 2 CPUs they compete with the two spinning
+     * sides and spoil the first point otherwise).
+     */
+    private void warmJvm() throws IOException {
+        long half = TimeUnit.MILLISECONDS.toNanos(options.jvmWarmupMs) / 2;
+        if (half == 0) {
+            return;
+        }
+        try (Conn c = open()) {
+            c.writeHeader(Conn.ECHO, 64, 0, 0);
+            ByteBuffer b = Conn.allocate(64, options.direct);
+            long end = System.nanoTime() + half;
+            while (System.nanoTime() - end < 0) {
+                roundTrip(c, b);
+            }
+        }
+        try (Conn c = open()) {
+            c.writeHeader(Conn.SINK, 16384, 0, 0);
+            ByteBuffer b = Conn.allocate(16384, options.direct);
+            long end = System.nanoTime() + half;
+            while (System.nanoTime() - end < 0) {
+                b.clear();
+                c.writeFully(b);
+            }
+            c.channel.shutdownOutput();
+            if (!c.readFully(ByteBuffer.allocate(8))) {
+                throw new IOException("warm-up stream: no byte count from the server");
+            }
+        }
+    }
+
+    /** Round trips of {@code size} bytes; checks the first echo byte for byte. */
+    void rr(int size) throws IOException {
+        try (Conn c = open()) {
+            c.writeHeader(Conn.ECHO, size, 0, 0);
+            ByteBuffer b = Conn.allocate(size, options.direct);
+            for (int i = 0; i < size; i++) {
+                b.put(i, (byte) (i * 31 + 7));
+            }
+            ByteBuffer expect = ByteBuffer.allocate(size);
+            expect.put(b.duplicate()).flip();
+            roundTrip(c, b);
+            b.clear();
+            if (!b.equals(expect)) {
+                throw new IOException("rr: the echo differs from what was sent (" + transport.id() + ")");
+            }
+            long end = System.nanoTime() + warmupNs();
+            while (System.nanoTime() - end < 0) {
+                roundTrip(c, b);
+            }
+            int n = 0;
+            end = System.nanoTime() + durationNs();
+            while (n < samples.length) {
+                long t0 = System.nanoTime();
+                roundTrip(c, b);
+                long t1 = System.nanoTime();
+                samples[n++] = t1 - t0;
+                if (t1 - end >= 0) {
+                    break;
+                }
+            }
+            latencies(Scenario.RR, size, n);
+        }
+    }
+
+    private static void roundTrip(Conn c, ByteBuffer b) throws IOException {
+        b.clear();
+        c.writeFully(b);
+        b.clear();
+        if (!c.readFully(b)) {
+            throw new IOException("the server closed during a round trip");
+        }
+    }
+
+    /**
+     * One-way writes of {@code size} bytes. The measured interval runs from the end of the warm-up to
+     * the server's answer after EOF, and counts the bytes the server received after the warm-up, so
+     * data still buffered when the writer stops is neither lost nor free.
+     */
+    void stream(int size) throws IOException {
+        try (Conn c = open()) {
+            c.writeHeader(Conn.SINK, size, 0, 0);
+            ByteBuffer b = Conn.allocate(size, options.direct);
+            long written = 0;
+            long end = System.nanoTime() + warmupNs();
+            while (System.nanoTime() - end < 0) {
+                b.clear();
+                c.writeFully(b);
+                written += size;
+            }
+            long t0 = System.nanoTime();
+            end = t0 + durationNs();
+            while (System.nanoTime() - end < 0) {
+                b.clear();
+                c.writeFully(b);
+            }
+            c.channel.shutdownOutput();
+            ByteBuffer answer = ByteBuffer.allocate(8);
+            if (!c.readFully(answer)) {
+                throw new IOException("stream: no byte count from the server");
+            }
+            long t1 = System.nanoTime();
+            long delivered = answer.getLong(0) - written;
+            double seconds = (t1 - t0) / 1e9;
+            emit(Scenario.STREAM, size, "gbps", delivered * 8 / 1e9 / seconds, "Gbit/s");
+            emit(Scenario.STREAM, size, "msgs_per_s", delivered / (double) size / seconds, "1/s");
+        }
+    }
+
+    /** {@code window} echoed requests of {@code size} bytes in flight; responses per second. */
+    void rate(int size) throws IOException {
+        try (Conn c = open()) {
+            c.writeHeader(Conn.ECHO, size, 0, 0);
+            ByteBuffer req = Conn.allocate(size, options.direct);
+            ByteBuffer resp = Conn.allocate(size, options.direct);
+            for (int i = 0; i < options.window; i++) {
+                req.clear();
+                c.writeFully(req);
+            }
+            long end = System.nanoTime() + warmupNs();
+            while (System.nanoTime() - end < 0) {
+                exchange(c, req, resp);
+            }
+            long count = 0;
+            long t0 = System.nanoTime();
+            end = t0 + durationNs();
+            long t1;
+            do {
+                exchange(c, req, resp);
+                count++;
+            } while ((t1 = System.nanoTime()) - end < 0);
+            for (int i = 0; i < options.window; i++) {
+                resp.clear();
+                if (!c.readFully(resp)) {
+                    throw new IOException("rate: the server closed with requests in flight");
+                }
+            }
+            emit(Scenario.RATE, size, "msgs_per_s", count / ((t1 - t0) / 1e9), "1/s");
+        }
+    }
+
+    private static void exchange(Conn c, ByteBuffer req, ByteBuffer resp) throws IOException {
+        resp.clear();
+        if (!c.readFully(resp)) {
+            throw new IOException("rate: the server closed");
+        }
+        req.clear();
+        c.writeFully(req);
+    }
+
+    /** Connections opened, used for one exchange and closed, one after another. */
+    void connect() throws IOException {
+        ByteBuffer one = ByteBuffer.allocate(1);
+        long end = System.nanoTime() + warmupNs();
+        while (System.nanoTime() - end < 0) {
+            connectOnce(one);
+        }
+        int n = 0;
+        long t0 = System.nanoTime();
+        end = t0 + durationNs();
+        long t1;
+        do {
+            long s = System.nanoTime();
+            connectOnce(one);
+            t1 = System.nanoTime();
+            samples[n++] = t1 - s;
+        } while (t1 - end < 0 && n < samples.length);
+        emit(Scenario.CONNECT, Conn.HEADER_BYTES, "conns_per_s", n / ((t1 - t0) / 1e9), "1/s");
+        latencies(Scenario.CONNECT, Conn.HEADER_BYTES, n);
+    }
+
+    private void connectOnce(ByteBuffer one) throws IOException {
+        try (Conn c = open()) {
+            c.writeHeader(Conn.CONNECT, 1, 0, 0);
+            one.clear();
+            if (!c.readFully(one)) {
+                throw new IOException("connect: the server closed before answering");
+            }
+        }
+    }
+
+    /**
+     * The communication-progress test: send a burst of {@link #BURST} × {@link #BURST_MESSAGE_BYTES},
+     * compute {@code computeUs}, receive the server's burst (which it sends after receiving ours and
+     * computing as long); one sample per iteration.
+     */
+    void progress(int computeUs) throws IOException {
+        long computeNs = TimeUnit.MICROSECONDS.toNanos(computeUs);
+        try (Conn c = open()) {
+            c.writeHeader(Conn.PROGRESS, BURST_MESSAGE_BYTES, BURST, (int) computeNs);
+            ByteBuffer b = Conn.allocate(BURST_MESSAGE_BYTES, options.direct);
+            long end = System.nanoTime() + warmupNs();
+            while (System.nanoTime() - end < 0) {
+                burst(c, b, computeNs);
+            }
+            int n = 0;
+            end = System.nanoTime() + durationNs();
+            while (n < samples.length) {
+                long t0 = System.nanoTime();
+                burst(c, b, computeNs);
+                long t1 = System.nanoTime();
+                samples[n++] = t1 - t0;
+                if (t1 - end >= 0) {
+                    break;
+                }
+            }
+            latencies(Scenario.PROGRESS, computeUs, n);
+        }
+    }
+
+    private static void burst(Conn c, ByteBuffer b, long computeNs) throws IOException {
+        for (int i = 0; i < BURST; i++) {
+            b.clear();
+            c.writeFully(b);
+        }
+        Conn.compute(computeNs);
+        for (int i = 0; i < BURST; i++) {
+            b.clear();
+            if (!c.readFully(b)) {
+                throw new IOException("progress: the server closed");
+            }
+        }
+    }
+}

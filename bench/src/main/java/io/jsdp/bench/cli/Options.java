@@ -1,0 +1,305 @@
+package io.jsdp.bench.cli;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The command line: {@code <scenario>[,<scenario>…]|all [options]}. Parsing validates everything
+ * (an unknown scenario, transport, variant or option, or a bad number, fails with the reason before
+ * anything runs). {@link #childArgs} turns the measurement settings back into arguments for the
+ * worker JVMs, which parse them with the same code.
+ */
+final class Options {
+    static final String USAGE = String.join("\n",
+        "usage: java -jar bench/target/jsdp-bench.jar <scenario>[,<scenario>...]|all [options]",
+        "scenarios: rr, stream, rate, connect, progress (all = every one)",
+        "options:",
+        "  --transports LIST    tcp,tcp-poll,uds,sdp (default: all four)",
+        "  --sdp-variants LIST  SDP variants from the registry (default: credit,spin0; --list-variants)",
+        "  --sizes LIST         message sizes in bytes for rr, stream and rate (default per scenario)",
+        "  --computes LIST      progress: computation between send and receive, in µs (default 0,10,50,100,200,500)",
+        "  --warmup-ms N        warm-up per measurement point (default 1000; --quick 150)",
+        "  --duration-ms N      measured time per point (default 3000; --quick 250)",
+        "  --jvm-warmup-ms N    unmeasured round trips and stream before the first point (default 3000; --quick 1000)",
+        "  --window N           rate: requests in flight (default 16)",
+        "  --buffer heap|direct the application's read/write buffers (default direct)",
+        "  --one-jvm            client and server in one JVM (default: two, the CLI starts both)",
+        "  --pin                taskset: client JVM on CPU 0, server JVM on CPU 1 (one JVM: CPUs 0,1)",
+        "  --jvm-arg ARG        an extra option for the worker JVMs (repeatable), e.g. -Xmx1g",
+        "  --quick              short points, fewer progress points: all scenarios in well under 2 minutes",
+        "  --csv FILE           rows scenario,transport,variant,size_bytes,metric,value,unit",
+        "  --report DIR         report.md, results.csv and PNG plots in DIR",
+        "  --list-variants      print the SDP variant registry and exit",
+        "  --help               this text");
+
+    /** Internal: the sizes of every scenario, from the CLI to its workers ({@link #sizesSpec}). */
+    static final String SIZES_SPEC = "--sizes-spec";
+
+    final List<Scenario> scenarios;
+    final List<Transport> transports;
+    final List<SdpVariant> sdpVariants;
+    final Map<Scenario, int[]> sizes;
+    final int[] computesUs;
+    final long warmupMs;
+    final long durationMs;
+    final long jvmWarmupMs;
+    final int window;
+    final boolean direct;
+    final boolean oneJvm;
+    final boolean pin;
+    final boolean quick;
+    final List<String> jvmArgs;
+    final Path csv;
+    final Path report;
+    final boolean listVariants;
+    final boolean help;
+
+    private Options(Builder b) {
+        scenarios = List.copyOf(b.scenarios);
+        transports = List.copyOf(b.transports);
+        sdpVariants = List.copyOf(b.sdpVariants);
+        sizes = b.sizes;
+        computesUs = b.computesUs;
+        warmupMs = b.warmupMs;
+        durationMs = b.durationMs;
+        jvmWarmupMs = b.jvmWarmupMs;
+        window = b.window;
+        direct = b.direct;
+        oneJvm = b.oneJvm;
+        pin = b.pin;
+        quick = b.quick;
+        jvmArgs = List.copyOf(b.jvmArgs);
+        csv = b.csv;
+        report = b.report;
+        listVariants = b.listVariants;
+        help = b.help;
+    }
+
+    /**
+     * Parses a command line.
+     *
+     * @throws IllegalArgumentException saying what is wrong
+     */
+    static Options parse(String... args) {
+        Builder b = new Builder();
+        int i = 0;
+        if (args.length > 0 && !args[0].startsWith("--")) {
+            for (String s : args[0].split(",")) {
+                if (s.equals("all")) {
+                    b.scenarios.addAll(Arrays.asList(Scenario.values()));
+                } else {
+                    b.scenarios.add(Scenario.parse(s));
+                }
+            }
+            i = 1;
+        }
+        int[] sizes = null;
+        int[] computes = null;
+        Map<Scenario, int[]> sizesSpec = null;
+        Long warmup = null;
+        Long duration = null;
+        Long jvmWarmup = null;
+        List<Transport> transports = null;
+        List<SdpVariant> variants = null;
+        for (; i < args.length; i++) {
+            String a = args[i];
+            switch (a) {
+                case "--transports":
+                    transports = new ArrayList<>();
+                    for (String s : value(args, ++i, a).split(",")) {
+                        Transport t = Transport.parse(s);
+                        if (!transports.contains(t)) {
+                            transports.add(t);
+                        }
+                    }
+                    break;
+                case "--sdp-variants":
+                    variants = new ArrayList<>();
+                    for (String s : value(args, ++i, a).split(",")) {
+                        SdpVariant v = SdpVariant.named(s);
+                        if (!variants.contains(v)) {
+                            variants.add(v);
+                        }
+                    }
+                    break;
+                case "--sizes":
+                    sizes = ints(value(args, ++i, a), a, 1, 64 << 20);
+                    break;
+                case SIZES_SPEC:
+                    sizesSpec = parseSizes(value(args, ++i, a));
+                    break;
+                case "--computes":
+                    computes = ints(value(args, ++i, a), a, 0, 10_000_000);
+                    break;
+                case "--warmup-ms":
+                    warmup = (long) ints(value(args, ++i, a), a, 0, 600_000)[0];
+                    break;
+                case "--jvm-warmup-ms":
+                    jvmWarmup = (long) ints(value(args, ++i, a), a, 0, 600_000)[0];
+                    break;
+                case "--duration-ms":
+                    duration = (long) ints(value(args, ++i, a), a, 1, 3_600_000)[0];
+                    break;
+                case "--window":
+                    b.window = ints(value(args, ++i, a), a, 1, 4096)[0];
+                    break;
+                case "--buffer": {
+                    String v = value(args, ++i, a);
+                    if (!v.equals("heap") && !v.equals("direct")) {
+                        throw new IllegalArgumentException("--buffer takes heap or direct, not '" + v + "'");
+                    }
+                    b.direct = v.equals("direct");
+                    break;
+                }
+                case "--one-jvm":
+                    b.oneJvm = true;
+                    break;
+                case "--pin":
+                    b.pin = true;
+                    break;
+                case "--quick":
+                    b.quick = true;
+                    break;
+                case "--jvm-arg":
+                    b.jvmArgs.add(value(args, ++i, a));
+                    break;
+                case "--csv":
+                    b.csv = Path.of(value(args, ++i, a));
+                    break;
+                case "--report":
+                    b.report = Path.of(value(args, ++i, a));
+                    break;
+                case "--list-variants":
+                    b.listVariants = true;
+                    break;
+                case "--help":
+                case "-h":
+                    b.help = true;
+                    break;
+                default:
+                    throw new IllegalArgumentException("unknown option '" + a + "'");
+            }
+        }
+        if (b.scenarios.isEmpty() && !b.help && !b.listVariants) {
+            throw new IllegalArgumentException("no scenario given");
+        }
+        b.transports.addAll(transports != null ? transports : Arrays.asList(Transport.values()));
+        b.sdpVariants.addAll(variants != null ? variants
+            : List.of(SdpVariant.named(SdpVariant.DEFAULT), SdpVariant.named(SdpVariant.BLOCKING)));
+        for (Scenario s : Scenario.values()) {
+            if (sizesSpec != null && sizesSpec.containsKey(s)) {
+                b.sizes.put(s, sizesSpec.get(s));
+                continue;
+            }
+            b.sizes.put(s, sizes != null && s != Scenario.CONNECT && s != Scenario.PROGRESS ? sizes : s.defaultSizes());
+        }
+        b.computesUs = computes != null ? computes : b.quick ? new int[] {0, 50, 200} : new int[] {0, 10, 50, 100, 200, 500};
+        b.warmupMs = warmup != null ? warmup : b.quick ? 150 : 1000;
+        b.jvmWarmupMs = jvmWarmup != null ? jvmWarmup : b.quick ? 1000 : 3000;
+        b.durationMs = duration != null ? duration : b.quick ? 250 : 3000;
+        return new Options(b);
+    }
+
+    private static String value(String[] args, int i, String option) {
+        if (i >= args.length) {
+            throw new IllegalArgumentException(option + " needs a value");
+        }
+        return args[i];
+    }
+
+    private static int[] ints(String list, String option, int min, int max) {
+        String[] parts = list.split(",");
+        int[] out = new int[parts.length];
+        for (int k = 0; k < parts.length; k++) {
+            try {
+                out[k] = Integer.parseInt(parts[k].trim());
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException(option + ": '" + parts[k] + "' is not a number");
+            }
+            if (out[k] < min || out[k] > max) {
+                throw new IllegalArgumentException(option + ": " + out[k] + " is outside " + min + " … " + max);
+            }
+        }
+        return out;
+    }
+
+    /** The scenarios and measurement settings, as arguments a worker parses with {@link #parse}. */
+    List<String> childArgs() {
+        List<String> out = new ArrayList<>();
+        StringBuilder sc = new StringBuilder();
+        for (Scenario s : scenarios) {
+            sc.append(sc.length() == 0 ? "" : ",").append(s.id());
+        }
+        out.add(sc.toString());
+        out.add("--computes");
+        out.add(join(computesUs));
+        out.add("--warmup-ms");
+        out.add(Long.toString(warmupMs));
+        out.add("--duration-ms");
+        out.add(Long.toString(durationMs));
+        out.add("--jvm-warmup-ms");
+        out.add(Long.toString(jvmWarmupMs));
+        out.add("--window");
+        out.add(Integer.toString(window));
+        out.add("--buffer");
+        out.add(direct ? "direct" : "heap");
+        out.add(SIZES_SPEC);
+        out.add(sizesSpec());
+        return out;
+    }
+
+    /** Sizes per scenario, {@code rr=1:64;stream=...}, for a worker ({@link #parseSizes}). */
+    String sizesSpec() {
+        StringBuilder sb = new StringBuilder();
+        for (Map.Entry<Scenario, int[]> e : sizes.entrySet()) {
+            sb.append(sb.length() == 0 ? "" : ";").append(e.getKey().id()).append('=')
+                .append(join(e.getValue()).replace(',', ':'));
+        }
+        return sb.toString();
+    }
+
+    /** Reverses {@link #sizesSpec}. */
+    static Map<Scenario, int[]> parseSizes(String spec) {
+        Map<Scenario, int[]> out = new EnumMap<>(Scenario.class);
+        for (String part : spec.split(";")) {
+            String[] kv = part.split("=", 2);
+            out.put(Scenario.parse(kv[0]), ints(kv[1].replace(':', ','), "sizes", 1, 64 << 20));
+        }
+        return out;
+    }
+
+    static String join(int[] v) {
+        StringBuilder sb = new StringBuilder();
+        for (int x : v) {
+            sb.append(sb.length() == 0 ? "" : ",").append(x);
+        }
+        return sb.toString();
+    }
+
+    private static final class Builder {
+        final Set<Scenario> scenarios = new LinkedHashSet<>();
+        final List<Transport> transports = new ArrayList<>();
+        final List<SdpVariant> sdpVariants = new ArrayList<>();
+        final Map<Scenario, int[]> sizes = new EnumMap<>(Scenario.class);
+        int[] computesUs;
+        long warmupMs;
+        long durationMs;
+        long jvmWarmupMs;
+        int window = 16;
+        boolean direct = true;
+        boolean oneJvm;
+        boolean pin;
+        boolean quick;
+        final List<String> jvmArgs = new ArrayList<>();
+        Path csv;
+        Path report;
+        boolean listVariants;
+        boolean help;
+    }
+}

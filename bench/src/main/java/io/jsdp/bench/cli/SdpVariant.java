@@ -1,0 +1,75 @@
+package io.jsdp.bench.cli;
+
+import io.jsdp.flow.engine.SdpOptions;
+import io.jsdp.testbed.shm.ShmSettings;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The SDP variants the CLI can run side by side: a name (the CSV's {@code variant} column), the
+ * system properties given to <em>both</em> JVMs of the run, and one line saying what it is and
+ * whether its waits spin or block. Add a variant here and {@code --sdp-variants} takes it; the
+ * registry is documented in {@code docs/benchmarks.md}.
+ *
+ * @param name what {@code --sdp-variants} and the CSV call it
+ * @param properties {@code -D} settings for the client and the server JVM
+ * @param waits how a blocked read or write waits ("spin 20 µs, then park", for the report)
+ * @param description one line for {@code --list-variants} and the report
+ */
+record SdpVariant(String name, Map<String, String> properties, String waits, String description) {
+
+    /** The variant the targets call "spinning": the defaults. */
+    static final String DEFAULT = "credit";
+    /** The variant the targets call "blocking (spin window 0)". */
+    static final String BLOCKING = "spin0";
+
+    private static final Map<String, SdpVariant> REGISTRY = new LinkedHashMap<>();
+
+    static {
+        add(new SdpVariant(DEFAULT, Map.of(),
+            "spin " + SdpOptions.SPIN_NS_DEFAULT / 1000 + " µs, then park",
+            "the defaults: credit-based flow control (the spec), buffer copy, spin window "
+                + SdpOptions.SPIN_NS_PROP + "=" + SdpOptions.SPIN_NS_DEFAULT + " ns, SoftRdma device"));
+        add(new SdpVariant(BLOCKING, Map.of(SdpOptions.SPIN_NS_PROP, "0", ShmSettings.SPIN_NS_PROP, "0"),
+            "park at once",
+            "credit, no spinning: a blocked read or write parks at once (" + SdpOptions.SPIN_NS_PROP + "=0), and so"
+                + " do SoftRdma's waiters (" + ShmSettings.SPIN_NS_PROP + "=0); what a CPU-frugal deployment gets"));
+    }
+
+    SdpVariant {
+        properties = Map.copyOf(properties);
+    }
+
+    private static void add(SdpVariant v) {
+        if (REGISTRY.putIfAbsent(v.name, v) != null) {
+            throw new IllegalStateException("two SDP variants named " + v.name);
+        }
+    }
+
+    /**
+     * The variant called {@code name}.
+     *
+     * @throws IllegalArgumentException naming the known ones when there is none
+     */
+    static SdpVariant named(String name) {
+        SdpVariant v = REGISTRY.get(name);
+        if (v == null) {
+            throw new IllegalArgumentException("unknown SDP variant '" + name + "'; known: " + String.join(",", names()));
+        }
+        return v;
+    }
+
+    /** Every registered name, in registration order. */
+    static List<String> names() {
+        return new ArrayList<>(REGISTRY.keySet());
+    }
+
+    /** The properties as {@code -Dname=value} JVM options, sorted by name. */
+    List<String> jvmOptions() {
+        List<String> out = new ArrayList<>();
+        properties.keySet().stream().sorted().forEach(k -> out.add("-D" + k + "=" + properties.get(k)));
+        return out;
+    }
+}

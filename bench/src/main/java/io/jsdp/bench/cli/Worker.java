@@ -1,0 +1,83 @@
+package io.jsdp.bench.cli;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/**
+ * The JVMs {@link JsdpBench} starts: {@code server <transport>}, {@code client <transport> <variant>
+ * <address>} or {@code both <transport> <variant>} (one JVM), each followed by the measurement
+ * options ({@link Options#childArgs}). It talks to the CLI in lines on standard output:
+ * {@value #LISTENING} (server), {@value #INFO} (facts for the report), {@value #RESULT} (a CSV row),
+ * {@value #DONE} (client). A server runs until its standard input ends.
+ */
+public final class Worker {
+    static final String LISTENING = "LISTENING";
+    static final String INFO = "INFO";
+    static final String RESULT = "RESULT";
+    static final String DONE = "DONE";
+
+    private Worker() {
+    }
+
+    /**
+     * Runs one worker role.
+     *
+     * @param args the role, its transport (and variant and address), then the measurement options
+     * @throws Exception when the role fails (the CLI then fails the run with this JVM's standard error)
+     */
+    public static void main(String[] args) throws Exception {
+        String role = args[0];
+        Transport transport = Transport.parse(args[1]);
+        switch (role) {
+            case "server": {
+                Options o = Options.parse(Arrays.copyOfRange(args, 2, args.length));
+                try (Server server = new Server(transport, o.direct)) {
+                    say(LISTENING + " " + server.address());
+                    info();
+                    waitForEndOfInput();
+                }
+                break;
+            }
+            case "client": {
+                Options o = Options.parse(Arrays.copyOfRange(args, 4, args.length));
+                info();
+                new Client(transport, args[2], args[3], o, r -> say(RESULT + " " + r.csv())).runAll();
+                say(DONE);
+                break;
+            }
+            case "both": {
+                Options o = Options.parse(Arrays.copyOfRange(args, 3, args.length));
+                info();
+                try (Server server = new Server(transport, o.direct)) {
+                    new Client(transport, args[2], server.address(), o, r -> say(RESULT + " " + r.csv())).runAll();
+                }
+                say(DONE);
+                break;
+            }
+            default:
+                throw new IllegalArgumentException("unknown worker role " + role);
+        }
+        System.exit(0); // the provider's and the device's threads do not keep a finished worker alive
+    }
+
+    private static void info() {
+        say(INFO + " pid=" + ProcessHandle.current().pid());
+        say(INFO + " jdk=" + System.getProperty("java.vm.vendor") + " " + System.getProperty("java.vm.name") + " "
+            + System.getProperty("java.runtime.version"));
+    }
+
+    private static void waitForEndOfInput() throws IOException {
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        while (in.readLine() != null) {
+            // nothing is asked of a server; the end of the input is the signal to go
+        }
+    }
+
+    static synchronized void say(String line) {
+        System.out.println(line);
+        System.out.flush();
+    }
+}

@@ -1,0 +1,97 @@
+package io.jsdp.bench.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The jar works end to end: every scenario over every transport and both default SDP variants, two
+ * JVMs per run as by default, with points a few milliseconds long (no figure is checked: speed is for
+ * the benchmark itself, not for tests), and once in one JVM.
+ */
+class JsdpBenchIT {
+    private static final Path JAR = Path.of("target", "jsdp-bench.jar");
+
+    @TempDir
+    Path dir;
+
+    private String run(String... args) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-jar", JAR.toString()));
+        cmd.addAll(List.of(args));
+        Path log = dir.resolve("out-" + System.nanoTime() + ".txt");
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        if (!p.waitFor(150, TimeUnit.SECONDS)) {
+            p.destroyForcibly().waitFor();
+            throw new AssertionError("jsdp-bench did not finish within 150 s:\n" + Files.readString(log));
+        }
+        String out = Files.readString(log, StandardCharsets.UTF_8);
+        assertEquals(0, p.exitValue(), out);
+        return out;
+    }
+
+    @Test
+    @Timeout(value = 180, unit = TimeUnit.SECONDS)
+    void everyScenarioRunsOverEveryTransportAndWritesTheCsvAndReport() throws Exception {
+        Path csv = dir.resolve("r.csv");
+        Path report = dir.resolve("report");
+        String out = run("all", "--quick", "--sizes", "64", "--computes", "0,20", "--warmup-ms", "10",
+            "--duration-ms", "40", "--jvm-warmup-ms", "50", "--csv", csv.toString(), "--report", report.toString());
+        List<Result> rs = Result.readCsv(csv);
+        Set<String> seen = new TreeSet<>();
+        for (Result r : rs) {
+            seen.add(r.scenario() + " " + r.series());
+            assertTrue(r.value() >= 0 && !Double.isNaN(r.value()), r.toString());
+        }
+        Set<String> expected = new TreeSet<>();
+        for (Scenario s : Scenario.values()) {
+            for (String series : new String[] {"tcp", "tcp-poll", "uds", "sdp/credit", "sdp/spin0"}) {
+                expected.add(s.id() + " " + series);
+            }
+        }
+        assertEquals(expected, seen, out);
+        String md = Files.readString(report.resolve("report.md"));
+        assertTrue(md.contains("| SDP connections | `sdp "), md);
+        assertTrue(md.contains("## Targets (issue 7)"), md);
+        for (Scenario s : Scenario.values()) {
+            assertTrue(Files.size(report.resolve(s.id() + ".png")) > 1000, s.id());
+        }
+    }
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void oneJvmModeStreamsOverSdpWithHeapBuffers() throws Exception {
+        Path csv = dir.resolve("one.csv");
+        run("stream", "--one-jvm", "--transports", "sdp", "--sdp-variants", "credit", "--sizes", "1048576",
+            "--buffer", "heap", "--warmup-ms", "10", "--duration-ms", "50", "--jvm-warmup-ms", "50", "--csv", csv.toString());
+        List<Result> rs = Result.readCsv(csv);
+        assertEquals(2, rs.size(), rs.toString());
+        assertEquals("stream,sdp,credit,1048576,gbps", rs.get(0).csv().substring(0, rs.get(0).csv().lastIndexOf(',',
+            rs.get(0).csv().lastIndexOf(',') - 1)));
+        assertTrue(rs.get(0).value() > 0, rs.toString());
+    }
+
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    void badArgumentsExitWithUsage() throws Exception {
+        List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar",
+            JAR.toString(), "rr", "--transports", "carrier-pigeon");
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(20, TimeUnit.SECONDS));
+        assertEquals(2, p.exitValue(), out);
+        assertTrue(out.contains("unknown transport 'carrier-pigeon'") && out.contains("usage:"), out);
+    }
+}

@@ -1,0 +1,105 @@
+package io.jsdp.bench.cli;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(value = 10, unit = TimeUnit.SECONDS)
+class OptionsTest {
+
+    @Test
+    void allMeansEveryScenarioWithEveryTransportAndTheDefaultVariants() {
+        Options o = Options.parse("all");
+        assertEquals(List.of(Scenario.values()), o.scenarios);
+        assertEquals(List.of(Transport.TCP, Transport.TCP_POLL, Transport.UDS, Transport.SDP), o.transports);
+        assertEquals(List.of("credit", "spin0"), o.sdpVariants.stream().map(SdpVariant::name).toList());
+        assertArrayEquals(new int[] {1, 64, 1024, 16384}, o.sizes.get(Scenario.RR));
+        assertArrayEquals(new int[] {64, 1024, 16384, 65536, 1048576}, o.sizes.get(Scenario.STREAM));
+        assertEquals(1000, o.warmupMs);
+        assertEquals(3000, o.durationMs);
+        assertTrue(o.direct);
+        assertFalse(o.oneJvm);
+        assertFalse(o.pin);
+    }
+
+    @Test
+    void quickShortensThePointsAndTheProgressSweep() {
+        Options o = Options.parse("progress", "--quick");
+        assertEquals(150, o.warmupMs);
+        assertEquals(250, o.durationMs);
+        assertArrayEquals(new int[] {0, 50, 200}, o.computesUs);
+    }
+
+    @Test
+    void explicitOptionsWin() {
+        Options o = Options.parse("rr,stream", "--transports", "sdp,tcp", "--sdp-variants", "spin0", "--sizes", "8,4096",
+            "--warmup-ms", "5", "--duration-ms", "7", "--buffer", "heap", "--one-jvm", "--pin", "--csv", "out.csv",
+            "--report", "rep", "--jvm-arg", "-Xmx1g", "--window", "4");
+        assertEquals(List.of(Scenario.RR, Scenario.STREAM), o.scenarios);
+        assertEquals(List.of(Transport.SDP, Transport.TCP), o.transports);
+        assertEquals("spin0", o.sdpVariants.get(0).name());
+        assertArrayEquals(new int[] {8, 4096}, o.sizes.get(Scenario.RR));
+        assertArrayEquals(new int[] {8, 4096}, o.sizes.get(Scenario.STREAM));
+        assertArrayEquals(new int[] {1024}, o.sizes.get(Scenario.PROGRESS), "--sizes does not touch progress");
+        assertEquals(5, o.warmupMs);
+        assertEquals(7, o.durationMs);
+        assertFalse(o.direct);
+        assertTrue(o.oneJvm);
+        assertTrue(o.pin);
+        assertEquals(Path.of("out.csv"), o.csv);
+        assertEquals(Path.of("rep"), o.report);
+        assertEquals(List.of("-Xmx1g"), o.jvmArgs);
+        assertEquals(4, o.window);
+    }
+
+    @Test
+    void workersParseTheMeasurementSettingsBack() {
+        Options o = Options.parse("rr,progress", "--sizes", "3,5", "--computes", "0,7", "--warmup-ms", "11",
+            "--duration-ms", "13", "--buffer", "heap", "--window", "2", "--jvm-warmup-ms", "17");
+        Options back = Options.parse(o.childArgs().toArray(new String[0]));
+        assertEquals(o.scenarios, back.scenarios);
+        assertArrayEquals(o.sizes.get(Scenario.RR), back.sizes.get(Scenario.RR));
+        assertArrayEquals(o.computesUs, back.computesUs);
+        assertEquals(11, back.warmupMs);
+        assertEquals(13, back.durationMs);
+        assertEquals(17, back.jvmWarmupMs);
+        assertEquals(2, back.window);
+        assertFalse(back.direct);
+    }
+
+    @Test
+    void badInputIsRefusedWithTheReason() {
+        assertEquals("unknown scenario 'pingpong' (rr, stream, rate, connect, progress, all)",
+            assertThrows(IllegalArgumentException.class, () -> Options.parse("pingpong")).getMessage());
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> Options.parse("rr", "--transports", "rdma"))
+            .getMessage().contains("unknown transport 'rdma'"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> Options.parse("rr", "--sdp-variants", "nope"))
+            .getMessage().contains("known: credit,spin0"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> Options.parse("rr", "--sizes", "64,x"))
+            .getMessage().contains("'x' is not a number"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> Options.parse("rr", "--sizes", "0"))
+            .getMessage().contains("outside"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> Options.parse("rr", "--buffer", "offheap"))
+            .getMessage().contains("heap or direct"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> Options.parse("rr", "--csv"))
+            .getMessage().contains("needs a value"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> Options.parse("rr", "--fast"))
+            .getMessage().contains("unknown option '--fast'"));
+        assertEquals("no scenario given", assertThrows(IllegalArgumentException.class, () -> Options.parse("--quick"))
+            .getMessage());
+    }
+
+    @Test
+    void variantsGiveTheirPropertiesToTheJvms() {
+        assertEquals(List.of(), SdpVariant.named("credit").jvmOptions());
+        assertEquals(List.of("-Djsdp.soft.spinNs=0", "-Djsdp.spinNs=0"), SdpVariant.named("spin0").jvmOptions());
+    }
+}
