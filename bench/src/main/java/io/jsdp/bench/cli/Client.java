@@ -110,7 +110,7 @@ final class Client {
     }
 
     /**
-     * Before the first point: round trips and a stream for {@code jvmWarmupMs}, unmeasured, so the JIT
+     * Before the first point: a stream, then round trips, for {@code jvmWarmupMs}, unmeasured, so the JIT
      * compilers of both JVMs are done before measuring (on 2 CPUs they compete with the two spinning
      * sides and spoil the first point otherwise).
      */
@@ -118,14 +118,6 @@ final class Client {
         long half = TimeUnit.MILLISECONDS.toNanos(options.jvmWarmupMs) / 2;
         if (half == 0) {
             return;
-        }
-        try (Conn c = open()) {
-            c.writeHeader(Conn.ECHO, 64, 0, 0);
-            ByteBuffer b = Conn.allocate(64, options.direct);
-            long end = System.nanoTime() + half;
-            while (System.nanoTime() - end < 0) {
-                roundTrip(c, b);
-            }
         }
         try (Conn c = open()) {
             c.writeHeader(Conn.SINK, 16384, 0, 0);
@@ -138,6 +130,14 @@ final class Client {
             c.channel.shutdownOutput();
             if (!c.readFully(ByteBuffer.allocate(8))) {
                 throw new IOException("warm-up stream: no byte count from the server");
+            }
+        }
+        try (Conn c = open()) {
+            c.writeHeader(Conn.ECHO, 64, 0, 0);
+            ByteBuffer b = Conn.allocate(64, options.direct);
+            long end = System.nanoTime() + half;
+            while (System.nanoTime() - end < 0) {
+                roundTrip(c, b);
             }
         }
     }

@@ -131,6 +131,7 @@ public final class JsdpBench {
             List<String> args = new ArrayList<>(List.of("both", t.id(), variant));
             args.addAll(opts);
             try (Child both = Child.start(o.pin ? "0,1" : null, o, v, args)) {
+                both.await(Worker.INFO + " pid=", START_TIMEOUT_MS); // taskset has exec'd the JVM by now
                 env.placements.add(series + ": one JVM, pid " + both.pid() + " on CPUs " + both.cpus()
                     + (o.pin ? " (taskset -c 0,1; client and server threads not pinned apart)" : " (unpinned)"));
                 collect(both, env, budgetMs);
@@ -145,6 +146,7 @@ public final class JsdpBench {
             List<String> clientArgs = new ArrayList<>(List.of("client", t.id(), variant, address));
             clientArgs.addAll(opts);
             try (Child client = Child.start(o.pin ? "0" : null, o, v, clientArgs)) {
+                client.await(Worker.INFO + " pid=", START_TIMEOUT_MS); // taskset has exec'd the JVM by now
                 env.placements.add(series + ": client pid " + client.pid() + " on CPUs " + client.cpus()
                     + ", server pid " + server.pid() + " on CPUs " + server.cpus()
                     + (o.pin ? " (taskset)" : " (unpinned)"));

@@ -26,7 +26,7 @@ final class Options {
         "  --computes LIST      progress: computation between send and receive, in µs (default 0,10,50,100,200,500)",
         "  --warmup-ms N        warm-up per measurement point (default 1000; --quick 150)",
         "  --duration-ms N      measured time per point (default 3000; --quick 250)",
-        "  --jvm-warmup-ms N    unmeasured round trips and stream before the first point (default 3000; --quick 1000)",
+        "  --jvm-warmup-ms N    unmeasured round trips and stream before the first point (default 3000; --quick 2000)",
         "  --window N           rate: requests in flight (default 16)",
         "  --buffer heap|direct the application's read/write buffers (default direct)",
         "  --one-jvm            client and server in one JVM (default: two, the CLI starts both)",
@@ -201,7 +201,7 @@ final class Options {
         }
         b.computesUs = computes != null ? computes : b.quick ? new int[] {0, 50, 200} : new int[] {0, 10, 50, 100, 200, 500};
         b.warmupMs = warmup != null ? warmup : b.quick ? 150 : 1000;
-        b.jvmWarmupMs = jvmWarmup != null ? jvmWarmup : b.quick ? 1000 : 3000;
+        b.jvmWarmupMs = jvmWarmup != null ? jvmWarmup : b.quick ? 2000 : 3000;
         b.durationMs = duration != null ? duration : b.quick ? 250 : 3000;
         return new Options(b);
     }

@@ -75,9 +75,10 @@ final class Plot {
                 + (logY ? ", log scale" : ""), LEFT, TOP - 15);
             g.drawRect(LEFT, TOP, pw, ph);
             // y ticks
-            int ticks = 5;
+            // log: one tick per decade; linear: five steps
+            int ticks = logY ? (int) Math.round(Math.log10(yHi / yLo)) : 5;
             for (int i = 0; i <= ticks; i++) {
-                double v = logY ? yLo * Math.pow(yHi / yLo, i / (double) ticks) : yLo + (yHi - yLo) * i / ticks;
+                double v = logY ? yLo * Math.pow(10, i) : yLo + (yHi - yLo) * i / ticks;
                 int y = TOP + ph - (int) Math.round(ph * i / (double) ticks);
                 g.setColor(new Color(0xdddddd));
                 g.drawLine(LEFT + 1, y, LEFT + pw - 1, y);

@@ -18,6 +18,7 @@ public final class Worker {
     static final String INFO = "INFO";
     static final String RESULT = "RESULT";
     static final String DONE = "DONE";
+    private static final long CLOSE_GRACE_MS = 200;
 
     private Worker() {
     }
@@ -45,6 +46,9 @@ public final class Worker {
                 Options o = Options.parse(Arrays.copyOfRange(args, 4, args.length));
                 info();
                 new Client(transport, args[2], args[3], o, r -> say(RESULT + " " + r.csv())).runAll();
+                // An SDP close ends with a DisConn exchange after close() returns: let the last ones finish
+                // before exiting, or the server records the connection as gone (an FFDC line in the log).
+                Thread.sleep(CLOSE_GRACE_MS);
                 say(DONE);
                 break;
             }
