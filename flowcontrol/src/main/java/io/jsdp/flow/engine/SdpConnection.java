@@ -210,6 +210,17 @@ public final class SdpConnection {
     private long messagesSent;
     private long messagesReceived;
     private long creditStalls;
+    /**
+     * Credit stalls: one begins when a write takes nothing because flow control allows no message, and
+     * ends when it allows one again. Nanoseconds of ended stalls; the current one began at stallStartNs.
+     */
+    private long creditStallNs;
+    private boolean stalled;
+    private long stallStartNs;
+    /** The JFR event of the current stall, when a recording wants it. */
+    private io.jsdp.flow.events.CreditStallEvent stallEvent;
+    /** Zero-copy transfers, incremented under the lock by the zero-copy path (issue 9); 0 until it exists. */
+    private long zeroCopyTransfers;
     private int lastNotifiedOps = -1;
     /** TCP_NODELAY, changeable at run time. */
     private boolean noDelay;
@@ -261,6 +272,7 @@ public final class SdpConnection {
         bsdh.wrap(mem, 0);
         stack.register(cq, this);
         stack.register(cmId, this::onCmEvent);
+        stack.statistics().onOpened();
     }
 
     // ------------------------------------------------------------------ set-up
@@ -474,8 +486,8 @@ public final class SdpConnection {
                 }
             }
             transmitLocked();
-            if (total == 0 && state == State.ESTABLISHED) {
-                creditStalls++;
+            if (total == 0 && state == State.ESTABLISHED && !fc.canSend(FlowControl.DATA, posted, lastRecvMseq)) {
+                stallBeginsLocked(); // a credit stall: not a full send queue the device is still draining
             }
             if (hasPendingOutputLocked()) {
                 armLocked();
@@ -484,6 +496,24 @@ public final class SdpConnection {
         } finally {
             unlockAndNotify();
         }
+    }
+
+    /** A write took nothing for want of credits: a stall begins, unless one is under way (one per wait, not per retry). */
+    private void stallBeginsLocked() {
+        if (stalled) {
+            return;
+        }
+        stalled = true;
+        creditStalls++;
+        stallStartNs = System.nanoTime();
+        stallEvent = ConnectionEvents.stallBegins(this, remote, fc.credits());
+    }
+
+    private void stallEndsLocked(boolean byClose) {
+        stalled = false;
+        creditStallNs += System.nanoTime() - stallStartNs;
+        ConnectionEvents.stallEnds(stallEvent, byClose);
+        stallEvent = null;
     }
 
     private void closeOpenSlotLocked() {
@@ -1186,6 +1216,8 @@ public final class SdpConnection {
             connectTimer.cancel(false);
         }
         transition(State.ESTABLISHED);
+        stack.statistics().onEstablished();
+        ConnectionEvents.established(this, stack.device().name(), cmId.localAddress(), remote);
         if (options.keepAlive()) {
             scheduleKeepAliveLocked();
         }
@@ -1199,6 +1231,9 @@ public final class SdpConnection {
     private void transmitLocked() {
         if (state != State.ESTABLISHED || released) {
             return;
+        }
+        if (stalled && fc.canSend(FlowControl.DATA, posted, lastRecvMseq)) {
+            stallEndsLocked(false); // credits came back
         }
         while (slotPosted < slotOpen && fc.canSend(FlowControl.DATA, posted, lastRecvMseq)) {
             if (!postDataLocked()) {
@@ -1394,6 +1429,13 @@ public final class SdpConnection {
             return; // a failure inside a failure (a failed AbortConn post) already released
         }
         released = true;
+        if (stalled) {
+            stallEndsLocked(true);
+        }
+        ConnectionStats last = statsLocked();
+        stack.statistics().onReleased(last);
+        ConnectionEvents.closed(this, cmId.localAddress(), remote, last,
+            failure == null ? null : failure + ": " + failureDetail);
         cancelTimersLocked();
         stack.unregister(cmId);
         if (qp != null) {
@@ -1504,6 +1546,7 @@ public final class SdpConnection {
         State from = state;
         failure = f;
         failureDetail = detail;
+        stack.statistics().onFailed(f);
         if (ffdc) {
             Ffdc.capture("sdp", ffdcKind, "connection " + connectionId + " " + f + ": " + detail, snapshotLocked());
         }
@@ -1704,10 +1747,16 @@ public final class SdpConnection {
     public ConnectionStats stats() {
         lock.lock();
         try {
-            return new ConnectionStats(bytesSent, bytesReceived, messagesSent, messagesReceived, creditStalls);
+            return statsLocked();
         } finally {
             unlock();
         }
+    }
+
+    private ConnectionStats statsLocked() {
+        long stallNs = creditStallNs + (stalled ? System.nanoTime() - stallStartNs : 0);
+        return new ConnectionStats(bytesSent, bytesReceived, messagesSent, messagesReceived, creditStalls, stallNs,
+            zeroCopyTransfers, fc.credits(), state, released);
     }
 
     /**
@@ -1717,10 +1766,18 @@ public final class SdpConnection {
      * @param bytesReceived payload bytes received
      * @param messagesSent SDP messages posted, control messages included
      * @param messagesReceived SDP messages received
-     * @param creditStalls writes that could take nothing because credits or slots ran out
+     * @param creditStalls stalls: times a write could take nothing because flow control allowed no message
+     *     (credits ran out) — retries during one stall count once
+     * @param creditStallNs time spent stalled, from the write that took nothing until flow control allowed a
+     *     message again (a stall under way included)
+     * @param zeroCopyTransfers transfers that went by zero copy (issue 9; 0 until the zero-copy path exists)
+     * @param credits the peer's receive buffers this side may still use (flow control's credits)
+     * @param state the state
+     * @param released whether the resources are freed (the counters are final then)
      */
     public record ConnectionStats(long bytesSent, long bytesReceived, long messagesSent, long messagesReceived,
-                                  long creditStalls) {
+                                  long creditStalls, long creditStallNs, long zeroCopyTransfers, int credits,
+                                  State state, boolean released) {
     }
 
     /**
@@ -1758,7 +1815,8 @@ public final class SdpConnection {
             .append('\n')
             .append("counters bytesSent=").append(bytesSent).append(" bytesReceived=").append(bytesReceived)
             .append(" messagesSent=").append(messagesSent).append(" messagesReceived=").append(messagesReceived)
-            .append(" creditStalls=").append(creditStalls).append('\n');
+            .append(" creditStalls=").append(creditStalls).append(" creditStallNs=").append(creditStallNs)
+            .append(stalled ? " (stalled now)" : "").append(" zeroCopyTransfers=").append(zeroCopyTransfers).append('\n');
         return b.toString();
     }
 

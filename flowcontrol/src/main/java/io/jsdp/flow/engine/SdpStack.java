@@ -52,6 +52,7 @@ public final class SdpStack implements AutoCloseable {
     private final Thread cmThread;
     private final ConcurrentHashMap<CompletionQueue, SdpConnection> byCq = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<CmId, CmHandler> byId = new ConcurrentHashMap<>();
+    private final StackStatistics statistics = new StackStatistics();
     private volatile boolean closed;
 
     /** Receives the connection-manager events of one id. */
@@ -156,6 +157,35 @@ public final class SdpStack implements AutoCloseable {
 
     RdmaDevice device() {
         return device;
+    }
+
+    StackStatistics statistics() {
+        return statistics;
+    }
+
+    /**
+     * The connections of this stack whose resources are not released yet: connecting, accepted but not
+     * taken, established, closing.
+     *
+     * @return a copy, in no particular order
+     */
+    public java.util.List<SdpConnection> connections() {
+        java.util.List<SdpConnection> out = new java.util.ArrayList<>();
+        for (SdpConnection c : byCq.values()) {
+            if (!c.isReleased()) {
+                out.add(c);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The totals of every connection this stack has had, live and released.
+     *
+     * @return the totals
+     */
+    public StackStatistics.Totals totals() {
+        return statistics.totals(byCq.values());
     }
 
     ProtectionDomain pd() {

@@ -1,0 +1,75 @@
+package io.jsdp.flow.engine;
+
+import io.jsdp.flow.engine.SdpConnection.ConnectionStats;
+import io.jsdp.flow.events.ConnectionClosedEvent;
+import io.jsdp.flow.events.ConnectionEstablishedEvent;
+import io.jsdp.flow.events.CreditStallEvent;
+import java.net.InetSocketAddress;
+
+/**
+ * The engine's Java Flight Recorder events. Each method first asks whether a recording wants the
+ * event: with JFR off that is the whole cost (the event object never escapes and is not allocated).
+ */
+final class ConnectionEvents {
+    private ConnectionEvents() {
+    }
+
+    static void established(SdpConnection c, String device, InetSocketAddress local, InetSocketAddress remote) {
+        ConnectionEstablishedEvent e = new ConnectionEstablishedEvent();
+        if (!e.shouldCommit()) {
+            return;
+        }
+        e.connectionId = c.id();
+        e.transport = "sdp";
+        e.flowControl = c.flowControl();
+        e.device = device;
+        e.local = String.valueOf(local);
+        e.remote = String.valueOf(remote);
+        e.active = c.isActive();
+        e.commit();
+    }
+
+    static void closed(SdpConnection c, InetSocketAddress local, InetSocketAddress remote, ConnectionStats s,
+                       String failure) {
+        ConnectionClosedEvent e = new ConnectionClosedEvent();
+        if (!e.shouldCommit()) {
+            return;
+        }
+        e.connectionId = c.id();
+        e.transport = "sdp";
+        e.local = String.valueOf(local);
+        e.remote = String.valueOf(remote);
+        e.bytesSent = s.bytesSent();
+        e.bytesReceived = s.bytesReceived();
+        e.messagesSent = s.messagesSent();
+        e.messagesReceived = s.messagesReceived();
+        e.creditStalls = s.creditStalls();
+        e.creditStallTime = s.creditStallNs();
+        e.failure = failure;
+        e.commit();
+    }
+
+    /** The event of a stall that begins, begun; null when no recording wants it. */
+    static CreditStallEvent stallBegins(SdpConnection c, InetSocketAddress remote, int credits) {
+        CreditStallEvent e = new CreditStallEvent();
+        if (!e.isEnabled()) {
+            return null;
+        }
+        e.begin();
+        e.connectionId = c.id();
+        e.remote = String.valueOf(remote);
+        e.credits = credits;
+        return e;
+    }
+
+    static void stallEnds(CreditStallEvent e, boolean byClose) {
+        if (e == null) {
+            return;
+        }
+        e.end();
+        if (e.shouldCommit()) {
+            e.endedByClose = byClose;
+            e.commit();
+        }
+    }
+}
