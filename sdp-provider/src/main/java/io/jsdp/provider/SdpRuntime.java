@@ -31,6 +31,7 @@ final class SdpRuntime {
     static SdpStack stack() {
         synchronized (LOCK) {
             if (stack == null && unavailable == null) {
+                SdpManagement.ensureRegistered();
                 try {
                     RdmaDevice device = RdmaDevices.open();
                     stack = SdpStack.openOwning(device);
@@ -64,6 +65,17 @@ final class SdpRuntime {
             stack = s;
             TRACE.message(TraceLevel.RARE, "runtime.use", "jsdp: SDP over " + s.rdmaDevice().provider() + " device "
                 + s.rdmaDevice().name() + " (given)");
+        }
+    }
+
+    /**
+     * The stack when it is open, without opening it: for diagnostics.
+     *
+     * @return the stack, or null
+     */
+    static SdpStack stackIfOpen() {
+        synchronized (LOCK) {
+            return stack;
         }
     }
 

@@ -56,6 +56,8 @@ public final class SdpServerSocketChannel extends ServerSocketChannel implements
     /** The one server socket adaptor, made on first use. */
     private ServerSocket adaptor;
     private final java.util.List<HybridSelector.HybridKey> selectorKeys = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** The number {@link SocketRegistry} lists the channel under. */
+    private final long socketId;
 
     SdpServerSocketChannel(SelectorProvider provider, SelectorProvider jdk) throws IOException {
         super(provider);
@@ -64,6 +66,7 @@ public final class SdpServerSocketChannel extends ServerSocketChannel implements
         this.waiter = jdk.openSelector();
         tcp.configureBlocking(false);
         tcp.register(waiter, SelectionKey.OP_ACCEPT);
+        this.socketId = SocketRegistry.add(this);
     }
 
     @Override
@@ -344,6 +347,7 @@ public final class SdpServerSocketChannel extends ServerSocketChannel implements
 
     @Override
     protected void implCloseSelectableChannel() throws IOException {
+        SocketRegistry.remove(socketId);
         SdpListener l;
         stateLock.lock();
         try {
@@ -366,6 +370,28 @@ public final class SdpServerSocketChannel extends ServerSocketChannel implements
     @Override
     protected void implConfigureBlocking(boolean block) {
         // the TCP half stays non-blocking; blocking accepts wait in the private selector
+    }
+
+    /** What {@code jsdp.jar stat} lists; null while unbound. */
+    io.jsdp.SdpSocketInfo describe(long id) {
+        InetSocketAddress local = localAddressAnyState();
+        if (local == null || !isOpen()) {
+            return null;
+        }
+        String tr;
+        SdpListener l;
+        stateLock.lock();
+        try {
+            tr = transport;
+            l = sdp;
+        } finally {
+            stateLock.unlock();
+        }
+        String reason = l != null || tr == null || !tr.startsWith("tcp (") ? "" : tr.substring(5, tr.length() - 1);
+        SdpStack stack = SdpRuntime.stackIfOpen();
+        return new io.jsdp.SdpSocketInfo(id, "listen", l != null ? "sdp+tcp" : "tcp", reason.isEmpty() ? "" : Fallback.of(reason).key(),
+            reason, SocketRegistry.endpoint(local), "", "LISTEN", "", -1, -1, -1, -1, -1, -1, -1, -1, "",
+            l != null && stack != null ? stack.rdmaDevice().name() : "");
     }
 
     @Override

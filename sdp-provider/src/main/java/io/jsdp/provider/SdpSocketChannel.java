@@ -85,10 +85,16 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     private volatile boolean connectReady;
     /** Why such a fallback connect failed, thrown by finishConnect. */
     private volatile IOException connectFailure;
+    /** The number {@link SocketRegistry} lists the channel under. */
+    private final long socketId;
+    /** TCP payload bytes: single writers (the reader under readLock or SdpSocketImpl's, the writer likewise). */
+    private volatile long tcpBytesReceived;
+    private volatile long tcpBytesSent;
 
     SdpSocketChannel(SelectorProvider provider, SelectorProvider jdk) {
         super(provider);
         this.jdk = jdk;
+        this.socketId = SocketRegistry.add(this);
     }
 
     /** An accepted SDP connection. */
@@ -108,6 +114,8 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         this.tcp = accepted;
         this.remote = (InetSocketAddress) accepted.getRemoteAddress();
         this.transport = "tcp (" + reason + ")";
+        SocketRegistry.onFallback(reason, remote);
+        ProviderEvents.tcpEstablished(accepted, reason, false);
     }
 
     private static String describeSdp(SdpConnection c) {
@@ -282,6 +290,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             stateLock.unlock();
         }
         SdpRuntime.TRACE.message(TraceLevel.RARE, "channel.fallback", "jsdp: " + target + " over TCP: " + reason);
+        SocketRegistry.onFallback(reason, target);
         boolean done = t.connect(target);
         if (done) {
             stateLock.lock();
@@ -290,6 +299,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             } finally {
                 stateLock.unlock();
             }
+            ProviderEvents.tcpEstablished(t, reason, true);
         }
         return done;
     }
@@ -512,12 +522,15 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     private boolean finishTcp(SocketChannel t) throws IOException {
         boolean done = t.finishConnect();
         if (done) {
+            String reason;
             stateLock.lock();
             try {
                 connectPending = false;
+                reason = tcpReason(transport);
             } finally {
                 stateLock.unlock();
             }
+            ProviderEvents.tcpEstablished(t, reason, true);
         }
         return done;
     }
@@ -604,7 +617,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             SdpConnection c = sdpOrNull();
             if (c == null) {
                 try {
-                    return tcp.read(dst);
+                    return countTcpReceived(tcp.read(dst));
                 } catch (ClosedByInterruptException e) {
                     close(); // the JDK's channel closed itself; so does this one
                     throw e;
@@ -662,7 +675,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             SdpConnection c = sdpOrNull();
             if (c == null) {
                 try {
-                    return tcp.read(dsts, offset, length);
+                    return countTcpReceived(tcp.read(dsts, offset, length));
                 } catch (ClosedByInterruptException e) {
                     close(); // the JDK's channel closed itself; so does this one
                     throw e;
@@ -699,7 +712,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             SdpConnection c = sdpOrNull();
             if (c == null) {
                 try {
-                    return tcp.write(src);
+                    return (int) countTcpSent(tcp.write(src));
                 } catch (ClosedByInterruptException e) {
                     close(); // the JDK's channel closed itself; so does this one
                     throw e;
@@ -757,7 +770,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             SdpConnection c = sdpOrNull();
             if (c == null) {
                 try {
-                    return tcp.write(srcs, offset, length);
+                    return countTcpSent(tcp.write(srcs, offset, length));
                 } catch (ClosedByInterruptException e) {
                     close(); // the JDK's channel closed itself; so does this one
                     throw e;
@@ -1092,7 +1105,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             if (n > 0) {
                 dst.position(dst.position() + n);
             }
-            return n;
+            return countTcpReceived(n);
         } catch (java.nio.channels.ClosedByInterruptException e) {
             close(); // the delegate closed itself; so does the channel (as a JDK channel would)
             throw e;
@@ -1119,6 +1132,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     @Override
     protected void implCloseSelectableChannel() throws IOException {
         closing = true; // after AbstractInterruptibleChannel recorded an interrupting thread
+        SocketRegistry.remove(socketId);
         SdpConnection c;
         SocketChannel t;
         Object linger;
@@ -1127,6 +1141,9 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             c = sdp;
             t = tcp;
             linger = options.get(StandardSocketOptions.SO_LINGER);
+            if (c == null && t != null && t.isConnected()) {
+                ProviderEvents.tcpClosed(t, tcpBytesSent, tcpBytesReceived);
+            }
         } finally {
             stateLock.unlock();
         }
@@ -1157,6 +1174,78 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         } finally {
             stateLock.unlock();
         }
+    }
+
+    // ------------------------------------------------------------------ statistics and diagnostics
+
+    /** Counts bytes read over TCP (here or by {@link SdpSocketImpl}); returns {@code n}. */
+    int countTcpReceived(int n) {
+        if (n > 0) {
+            tcpBytesReceived += n; // single writer: the reader holds a read lock
+            SocketRegistry.onTcpReceived(n);
+        }
+        return n;
+    }
+
+    private long countTcpReceived(long n) {
+        if (n > 0) {
+            tcpBytesReceived += n;
+            SocketRegistry.onTcpReceived(n);
+        }
+        return n;
+    }
+
+    /** Counts bytes written over TCP (here or by {@link SdpSocketImpl}); returns {@code n}. */
+    long countTcpSent(long n) {
+        if (n > 0) {
+            tcpBytesSent += n; // single writer: the writer holds a write lock
+            SocketRegistry.onTcpSent(n);
+        }
+        return n;
+    }
+
+    /** The reason inside {@code "tcp (reason)"}, or null. */
+    private static String tcpReason(String transport) {
+        if (transport == null || !transport.startsWith("tcp (") || !transport.endsWith(")")) {
+            return null;
+        }
+        return transport.substring(5, transport.length() - 1);
+    }
+
+    /** What {@code jsdp.jar stat} lists; null while there is no connection or connect to show. */
+    io.jsdp.SdpSocketInfo describe(long id) {
+        SdpConnection c;
+        SocketChannel t;
+        String tr;
+        boolean pending;
+        stateLock.lock();
+        try {
+            c = sdp;
+            t = tcp;
+            tr = transport;
+            pending = connectPending;
+        } finally {
+            stateLock.unlock();
+        }
+        if (c != null) {
+            SdpConnection.ConnectionStats st = c.stats();
+            String failure = c.failureDetail();
+            SdpStack stack = SdpRuntime.stackIfOpen();
+            return new io.jsdp.SdpSocketInfo(id, "stream", "sdp", "", "", SocketRegistry.endpoint(c.localAddress()),
+                SocketRegistry.endpoint(c.remoteAddress()), st.state().name(), c.flowControl(), st.credits(), st.bytesSent(),
+                st.bytesReceived(), st.messagesSent(), st.messagesReceived(), st.creditStalls(), st.zeroCopyTransfers(),
+                c.id(), failure == null ? "" : failure, stack == null ? "" : stack.rdmaDevice().name());
+        }
+        if (t == null || !(pending || t.isConnected())) {
+            return null;
+        }
+        String reason = tcpReason(tr);
+        Socket s = t.socket();
+        InetSocketAddress local = (InetSocketAddress) s.getLocalSocketAddress();
+        InetSocketAddress peer = (InetSocketAddress) s.getRemoteSocketAddress();
+        return new io.jsdp.SdpSocketInfo(id, "stream", "tcp", reason == null ? "" : Fallback.of(reason).key(),
+            reason == null ? "" : reason, SocketRegistry.endpoint(local), SocketRegistry.endpoint(peer != null ? peer : remote),
+            t.isConnected() ? "ESTABLISHED" : "CONNECTING", "", -1, tcpBytesSent, tcpBytesReceived, -1, -1, -1, -1, -1, "", "");
     }
 
     @Override

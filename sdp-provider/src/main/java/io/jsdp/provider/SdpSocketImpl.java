@@ -411,7 +411,7 @@ public final class SdpSocketImpl extends SocketImpl {
             }
             SdpConnection c = ch.sdpConnection();
             ByteBuffer dst = ByteBuffer.wrap(b, off, len);
-            int n = c != null ? sdpRead(c, dst, timeoutNs) : tcpRead(ch.tcpDelegate(), dst, timeout);
+            int n = c != null ? sdpRead(c, dst, timeoutNs) : ch.countTcpReceived(tcpRead(ch.tcpDelegate(), dst, timeout));
             if (n < 0) {
                 readEof = true;
             }
@@ -483,7 +483,7 @@ public final class SdpSocketImpl extends SocketImpl {
                 try {
                     SocketChannel tcp = ch.tcpDelegate();
                     while (src.hasRemaining()) {
-                        tcp.write(src);
+                        ch.countTcpSent(tcp.write(src));
                     }
                 } catch (IOException e) {
                     throw tcpFailure(e);

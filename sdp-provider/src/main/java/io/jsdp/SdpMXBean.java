@@ -1,0 +1,93 @@
+package io.jsdp;
+
+import java.util.Map;
+
+/**
+ * jsdp's management interface, registered as {@value #OBJECT_NAME} in the platform MBean server when
+ * the provider opens its first socket (never failing the application when there is no MBean server).
+ * {@code java -jar jsdp.jar stat <pid>} and {@code dump <pid>} read it through the attach API; any
+ * JMX client can too.
+ *
+ * <p>SDP totals cover every connection of the JVM's SDP stack, live and closed. Receiver-not-ready
+ * retries are not counted: the verbs port, like libibverbs, reports no per-queue-pair RNR count, and
+ * credit-based flow control connects with an RNR retry count of 0, so an RNR would end the connection
+ * with an FFDC record instead.
+ */
+public interface SdpMXBean {
+    /** The MBean's name. */
+    String OBJECT_NAME = "io.jsdp:type=Sdp";
+
+    /**
+     * The RDMA device SDP uses.
+     *
+     * @return e.g. {@code "soft0 (soft)"}, {@code "none: no RDMA device: ..."} or {@code "not opened yet"}
+     */
+    String getDevice();
+
+    /**
+     * Sockets the provider lists now: open stream channels (SDP or TCP) and bound listeners.
+     *
+     * @return the sockets, by id
+     */
+    SdpSocketInfo[] getSockets();
+
+    /** @return SDP connections created (connecting or accepted) */
+    long getSdpConnectionsOpened();
+
+    /** @return SDP connections that completed the handshake */
+    long getSdpConnectionsEstablished();
+
+    /** @return SDP connections whose resources are not released yet */
+    long getSdpConnectionsLive();
+
+    /** @return SDP connections that ended (well or not) and released their resources */
+    long getSdpConnectionsReleased();
+
+    /** @return failed SDP connections by failure kind ({@code RESET_BY_PEER}, {@code ABORTED}, ...) */
+    Map<String, Long> getSdpFailures();
+
+    /** @return SDP payload bytes sent, every connection */
+    long getBytesSent();
+
+    /** @return SDP payload bytes received, every connection */
+    long getBytesReceived();
+
+    /** @return SDP messages sent, control messages included */
+    long getMessagesSent();
+
+    /** @return SDP messages received */
+    long getMessagesReceived();
+
+    /** @return SDP writer stalls for want of credits */
+    long getCreditStalls();
+
+    /** @return time SDP writers spent stalled for want of credits, in nanoseconds */
+    long getCreditStallNanos();
+
+    /** @return zero-copy transfers (0 until the zero-copy path exists) */
+    long getZeroCopyTransfers();
+
+    /**
+     * Stream connections that went to TCP, by reason: {@code no-listener}, {@code unreachable},
+     * {@code timeout}, {@code rule}, {@code socket-option}, {@code no-device}, {@code peer-tcp} (a TCP
+     * client reached a jsdp listener), {@code other}.
+     *
+     * @return counts since the JVM started (kinds never seen are absent)
+     */
+    Map<String, Long> getFallbacks();
+
+    /** @return payload bytes written on TCP fallback connections */
+    long getTcpBytesSent();
+
+    /** @return payload bytes read on TCP fallback connections */
+    long getTcpBytesReceived();
+
+    /**
+     * A full snapshot: totals, every socket with its SDP connection's state, connections of the stack
+     * no socket holds (closing, or not accepted yet), trace levels, the flight recorder and the FFDC
+     * records kept in memory.
+     *
+     * @return several lines of text
+     */
+    String dump();
+}

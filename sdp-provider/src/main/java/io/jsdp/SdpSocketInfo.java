@@ -1,0 +1,183 @@
+package io.jsdp;
+
+import javax.management.ConstructorParameters;
+
+/**
+ * One socket of a JVM's jsdp provider, as {@link SdpMXBean#getSockets()} lists it and
+ * {@code java -jar jsdp.jar stat <pid>} prints it: a stream connection (over SDP, or over TCP after a
+ * fallback) or a listener. Strings are empty, numbers {@code -1}, where a value does not apply.
+ */
+public final class SdpSocketInfo {
+    private final long id;
+    private final String kind;
+    private final String transport;
+    private final String fallbackKind;
+    private final String reason;
+    private final String local;
+    private final String remote;
+    private final String state;
+    private final String flowControl;
+    private final int credits;
+    private final long bytesSent;
+    private final long bytesReceived;
+    private final long messagesSent;
+    private final long messagesReceived;
+    private final long creditStalls;
+    private final long zeroCopyTransfers;
+    private final long connectionId;
+    private final String failure;
+    private final String device;
+
+    /**
+     * Creates the description.
+     *
+     * @param id the socket's number in this JVM (in order of creation)
+     * @param kind {@code "stream"} or {@code "listen"}
+     * @param transport {@code "sdp"}, {@code "tcp"}, or for a listener {@code "sdp+tcp"} or {@code "tcp"}
+     * @param fallbackKind why on TCP, as a word ({@code "no-listener"}, {@code "rule"}, ...), or empty
+     * @param reason why on TCP, in words, or empty
+     * @param local the local endpoint {@code address:port}, or empty
+     * @param remote the remote endpoint {@code address:port}, or empty
+     * @param state {@code CONNECTING}, {@code HANDSHAKE}, {@code ESTABLISHED}, {@code FINISHED},
+     *     {@code FAILED} (SDP), {@code CONNECTING}, {@code ESTABLISHED} (TCP) or {@code LISTEN}
+     * @param flowControl the SDP flow-control scheme, or empty
+     * @param credits the SDP send credits left, or -1
+     * @param bytesSent payload bytes sent (SDP: posted to the device), or -1
+     * @param bytesReceived payload bytes received, or -1
+     * @param messagesSent SDP messages sent, or -1
+     * @param messagesReceived SDP messages received, or -1
+     * @param creditStalls SDP credit stalls, or -1
+     * @param zeroCopyTransfers SDP zero-copy transfers, or -1
+     * @param connectionId the SDP engine's connection id (as in traces and FFDC records), or -1
+     * @param failure why the SDP connection failed, or empty
+     * @param device the RDMA device, or empty
+     */
+    @ConstructorParameters({"id", "kind", "transport", "fallbackKind", "reason", "local", "remote", "state", "flowControl",
+        "credits", "bytesSent", "bytesReceived", "messagesSent", "messagesReceived", "creditStalls", "zeroCopyTransfers",
+        "connectionId", "failure", "device"})
+    public SdpSocketInfo(long id, String kind, String transport, String fallbackKind, String reason, String local,
+                         String remote, String state, String flowControl, int credits, long bytesSent, long bytesReceived,
+                         long messagesSent, long messagesReceived, long creditStalls, long zeroCopyTransfers,
+                         long connectionId, String failure, String device) {
+        this.id = id;
+        this.kind = kind;
+        this.transport = transport;
+        this.fallbackKind = fallbackKind;
+        this.reason = reason;
+        this.local = local;
+        this.remote = remote;
+        this.state = state;
+        this.flowControl = flowControl;
+        this.credits = credits;
+        this.bytesSent = bytesSent;
+        this.bytesReceived = bytesReceived;
+        this.messagesSent = messagesSent;
+        this.messagesReceived = messagesReceived;
+        this.creditStalls = creditStalls;
+        this.zeroCopyTransfers = zeroCopyTransfers;
+        this.connectionId = connectionId;
+        this.failure = failure;
+        this.device = device;
+    }
+
+    /** @return the socket's number in this JVM */
+    public long getId() {
+        return id;
+    }
+
+    /** @return {@code "stream"} or {@code "listen"} */
+    public String getKind() {
+        return kind;
+    }
+
+    /** @return {@code "sdp"}, {@code "tcp"} or {@code "sdp+tcp"} */
+    public String getTransport() {
+        return transport;
+    }
+
+    /** @return why on TCP as a word, or empty */
+    public String getFallbackKind() {
+        return fallbackKind;
+    }
+
+    /** @return why on TCP in words, or empty */
+    public String getReason() {
+        return reason;
+    }
+
+    /** @return the local endpoint, or empty */
+    public String getLocal() {
+        return local;
+    }
+
+    /** @return the remote endpoint, or empty */
+    public String getRemote() {
+        return remote;
+    }
+
+    /** @return the state */
+    public String getState() {
+        return state;
+    }
+
+    /** @return the SDP flow-control scheme, or empty */
+    public String getFlowControl() {
+        return flowControl;
+    }
+
+    /** @return the SDP send credits left, or -1 */
+    public int getCredits() {
+        return credits;
+    }
+
+    /** @return payload bytes sent, or -1 */
+    public long getBytesSent() {
+        return bytesSent;
+    }
+
+    /** @return payload bytes received, or -1 */
+    public long getBytesReceived() {
+        return bytesReceived;
+    }
+
+    /** @return SDP messages sent, or -1 */
+    public long getMessagesSent() {
+        return messagesSent;
+    }
+
+    /** @return SDP messages received, or -1 */
+    public long getMessagesReceived() {
+        return messagesReceived;
+    }
+
+    /** @return SDP credit stalls, or -1 */
+    public long getCreditStalls() {
+        return creditStalls;
+    }
+
+    /** @return SDP zero-copy transfers, or -1 */
+    public long getZeroCopyTransfers() {
+        return zeroCopyTransfers;
+    }
+
+    /** @return the SDP engine's connection id, or -1 */
+    public long getConnectionId() {
+        return connectionId;
+    }
+
+    /** @return why the SDP connection failed, or empty */
+    public String getFailure() {
+        return failure;
+    }
+
+    /** @return the RDMA device, or empty */
+    public String getDevice() {
+        return device;
+    }
+
+    @Override
+    public String toString() {
+        return "SdpSocketInfo[" + id + " " + kind + " " + transport + " " + state + " " + local + " -> " + remote
+            + (reason.isEmpty() ? "" : " (" + reason + ")") + " sent=" + bytesSent + " received=" + bytesReceived + "]";
+    }
+}

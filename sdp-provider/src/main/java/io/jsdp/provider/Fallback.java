@@ -1,0 +1,51 @@
+package io.jsdp.provider;
+
+/**
+ * Why a stream connection went to TCP, as a counter key. The reasons in words are made where the
+ * decision is taken ({@link SdpSocketChannel}, {@link SdpRuntime}, {@link SdpServerSocketChannel});
+ * {@link #of} sorts them by their fixed openings, which {@code FallbackStatisticsTest} pins.
+ */
+enum Fallback {
+    /** The destination has no SDP listener (the RDMA CM refused). */
+    NO_LISTENER("no-listener", "no SDP listener"),
+    /** No RDMA route to the destination. */
+    UNREACHABLE("unreachable", "no RDMA route"),
+    /** The SDP connect timed out. */
+    TIMEOUT("timeout", "SDP connect to "),
+    /** A {@code jsdp.rules} rule says TCP. */
+    RULE("rule", "rules:"),
+    /** {@code SdpSocketOptions.USE_SDP} is false on the socket. */
+    SOCKET_OPTION("socket-option", "SDP turned off"),
+    /** The JVM has no RDMA device. */
+    NO_DEVICE("no-device", "no RDMA device"),
+    /** A TCP client reached a jsdp listener (the accepting side). */
+    PEER_TCP("peer-tcp", "the peer connected over TCP"),
+    /** Anything else. */
+    OTHER("other", null);
+
+    private static final Fallback[] ALL = values();
+
+    private final String key;
+    private final String opening;
+
+    Fallback(String key, String opening) {
+        this.key = key;
+        this.opening = opening;
+    }
+
+    /** The counter key, e.g. {@code "no-listener"}. */
+    String key() {
+        return key;
+    }
+
+    static Fallback of(String reason) {
+        if (reason != null) {
+            for (Fallback f : ALL) {
+                if (f.opening != null && reason.startsWith(f.opening)) {
+                    return f;
+                }
+            }
+        }
+        return OTHER;
+    }
+}
