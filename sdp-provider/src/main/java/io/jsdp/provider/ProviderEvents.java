@@ -8,7 +8,7 @@ import java.nio.channels.SocketChannel;
 
 /**
  * The Flight Recorder events of TCP fallback connections (the SDP ones come from the engine): the same
- * {@code jsdp.ConnectionEstablished} and {@code jsdp.ConnectionClosed} events, with transport
+ * {@code io.jsdp.ConnectionEstablished} and {@code io.jsdp.ConnectionClosed} events, with transport
  * {@code "tcp"}. With no recording running, each costs a check.
  */
 final class ProviderEvents {

@@ -208,9 +208,9 @@ class StatisticsTest {
         Path file = dir.resolve("fallback.jfr");
         InetSocketAddress target;
         try (Recording r = new Recording()) {
-            r.enable("jsdp.Fallback");
-            r.enable("jsdp.ConnectionEstablished");
-            r.enable("jsdp.ConnectionClosed");
+            r.enable("io.jsdp.Fallback");
+            r.enable("io.jsdp.ConnectionEstablished");
+            r.enable("io.jsdp.ConnectionClosed");
             r.start();
             try (ServerSocketChannel plain = JDK.openServerSocketChannel().bind(LOOPBACK)) {
                 target = (InetSocketAddress) plain.getLocalAddress();
@@ -222,21 +222,21 @@ class StatisticsTest {
             r.dump(file);
         }
         List<RecordedEvent> events = RecordingFile.readAllEvents(file);
-        List<RecordedEvent> fallbacks = ofType(events, "jsdp.Fallback");
+        List<RecordedEvent> fallbacks = ofType(events, "io.jsdp.Fallback");
         assertEquals(1, fallbacks.size(), events.toString());
         assertEquals("no-listener", fallbacks.get(0).getString("kind"));
         assertTrue(fallbacks.get(0).getString("reason").startsWith("no SDP listener at"));
         assertEquals(SocketRegistry.endpoint(target), fallbacks.get(0).getString("address"));
-        List<RecordedEvent> established = ofType(events, "jsdp.ConnectionEstablished").stream()
+        List<RecordedEvent> established = ofType(events, "io.jsdp.ConnectionEstablished").stream()
             .filter(e -> "tcp".equals(e.getString("transport"))).collect(Collectors.toList());
         assertEquals(1, established.size(), events.toString());
         assertEquals(SocketRegistry.endpoint(target), established.get(0).getString("remote"));
         assertTrue(established.get(0).getBoolean("active"));
-        List<RecordedEvent> closed = ofType(events, "jsdp.ConnectionClosed").stream()
+        List<RecordedEvent> closed = ofType(events, "io.jsdp.ConnectionClosed").stream()
             .filter(e -> "tcp".equals(e.getString("transport"))).collect(Collectors.toList());
         assertEquals(1, closed.size(), events.toString());
         assertEquals(1234, closed.get(0).getLong("bytesSent"));
-        assertFalse(ofType(events, "jsdp.ConnectionEstablished").stream().anyMatch(e -> "sdp".equals(e.getString("transport"))));
+        assertFalse(ofType(events, "io.jsdp.ConnectionEstablished").stream().anyMatch(e -> "sdp".equals(e.getString("transport"))));
     }
 
     private static List<RecordedEvent> ofType(List<RecordedEvent> events, String name) {

@@ -10,7 +10,7 @@ import jdk.jfr.StackTrace;
 import jdk.jfr.Timespan;
 
 /** A jsdp connection ended: its totals, and its failure when it failed. */
-@Name("jsdp.ConnectionClosed")
+@Name("io.jsdp.ConnectionClosed")
 @Label("jsdp Connection Closed")
 @Category("jsdp")
 @Description("A jsdp stream connection ended (SDP: its resources were released; TCP: the channel closed).")

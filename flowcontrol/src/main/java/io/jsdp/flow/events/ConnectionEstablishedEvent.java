@@ -8,7 +8,7 @@ import jdk.jfr.Name;
 import jdk.jfr.StackTrace;
 
 /** A jsdp connection became established, over SDP or over its TCP fallback. */
-@Name("jsdp.ConnectionEstablished")
+@Name("io.jsdp.ConnectionEstablished")
 @Label("jsdp Connection Established")
 @Category("jsdp")
 @Description("A jsdp stream connection became established: which transport, flow control and device it uses.")

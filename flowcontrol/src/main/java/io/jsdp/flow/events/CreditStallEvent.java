@@ -12,7 +12,7 @@ import jdk.jfr.StackTrace;
  * The event's duration runs from the write that took nothing until flow control allowed a message
  * again (or the connection ended).
  */
-@Name("jsdp.CreditStall")
+@Name("io.jsdp.CreditStall")
 @Label("jsdp Credit Stall")
 @Category("jsdp")
 @Description("An SDP writer stalled for want of credits; duration until credits came back.")

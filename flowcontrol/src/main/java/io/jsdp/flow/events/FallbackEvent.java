@@ -7,7 +7,7 @@ import jdk.jfr.Label;
 import jdk.jfr.Name;
 
 /** A jsdp socket went to TCP instead of SDP. */
-@Name("jsdp.Fallback")
+@Name("io.jsdp.Fallback")
 @Label("jsdp TCP Fallback")
 @Category("jsdp")
 @Description("A jsdp socket uses TCP instead of SDP, and why.")

@@ -31,9 +31,9 @@ class ConnectionEventsJfrTest {
         long idB;
         long sent;
         try (Recording r = new Recording()) {
-            r.enable("jsdp.ConnectionEstablished");
-            r.enable("jsdp.ConnectionClosed");
-            r.enable("jsdp.CreditStall").withThreshold(Duration.ZERO);
+            r.enable("io.jsdp.ConnectionEstablished");
+            r.enable("io.jsdp.ConnectionClosed");
+            r.enable("io.jsdp.CreditStall").withThreshold(Duration.ZERO);
             r.start();
             try (SdpPair p = SdpPair.open(SMALL, SMALL.copy())) {
                 idA = p.a.id();
@@ -55,7 +55,7 @@ class ConnectionEventsJfrTest {
         List<RecordedEvent> events = RecordingFile.readAllEvents(file);
         assertFalse(events.isEmpty(), "nothing recorded");
 
-        List<RecordedEvent> established = ofType(events, "jsdp.ConnectionEstablished");
+        List<RecordedEvent> established = ofType(events, "io.jsdp.ConnectionEstablished");
         assertEquals(2, established.size(), established.toString());
         for (RecordedEvent e : established) {
             assertEquals("sdp", e.getString("transport"));
@@ -64,14 +64,14 @@ class ConnectionEventsJfrTest {
             assertEquals(e.getLong("connectionId") == idA, e.getBoolean("active"), e.toString());
         }
 
-        List<RecordedEvent> stalls = ofType(events, "jsdp.CreditStall");
+        List<RecordedEvent> stalls = ofType(events, "io.jsdp.CreditStall");
         assertEquals(1, stalls.size(), stalls.toString());
         RecordedEvent stall = stalls.get(0);
         assertEquals(idA, stall.getLong("connectionId"));
         assertFalse(stall.getBoolean("endedByClose"));
         assertTrue(stall.getDuration().toNanos() >= TimeUnit.MILLISECONDS.toNanos(10), stall.toString());
 
-        List<RecordedEvent> closed = ofType(events, "jsdp.ConnectionClosed");
+        List<RecordedEvent> closed = ofType(events, "io.jsdp.ConnectionClosed");
         assertEquals(2, closed.size(), closed.toString());
         for (RecordedEvent e : closed) {
             boolean isA = e.getLong("connectionId") == idA;
