@@ -83,6 +83,22 @@ public interface SdpMXBean {
     long getTcpBytesReceived();
 
     /**
+     * The trace levels now, in {@code jsdp.trace} syntax.
+     *
+     * @return e.g. {@code "*:2,provider:4"}
+     */
+    String getTrace();
+
+    /**
+     * Changes the trace levels at run time ({@code java -jar jsdp.jar trace <pid> <levels>}); the whole
+     * specification is checked before anything changes.
+     *
+     * @param levels e.g. {@code "*:2,sdp:4"} ({@code jsdp.trace} syntax)
+     * @throws IllegalArgumentException naming the bad entry; the levels are then unchanged
+     */
+    void setTrace(String levels);
+
+    /**
      * A full snapshot: totals, every socket with its SDP connection's state, connections of the stack
      * no socket holds (closing, or not accepted yet), trace levels, the flight recorder and the FFDC
      * records kept in memory.

@@ -26,7 +26,8 @@ import javax.management.remote.JMXServiceURL;
  * The jar's command line ({@code java -jar jsdp.jar ...}): {@code stat <pid>} lists the jsdp sockets of
  * a running JVM as {@code ss} does — endpoints, transport ({@code sdp}, or {@code tcp} with the
  * fallback's reason), flow control, state, credits, bytes — and {@code dump <pid> [file]} writes its
- * full snapshot (every SDP connection's state, the flight recorder, the FFDC records in memory).
+ * full snapshot (every SDP connection's state, the flight recorder, the FFDC records in memory);
+ * {@code trace <pid> [levels]} shows, or changes, its trace levels ({@code jsdp.trace} syntax).
  *
  * <p>It attaches to the JVM ({@code com.sun.tools.attach}, same user), starts that JVM's local JMX
  * agent and reads the {@link SdpMXBean}: nothing must be prepared in the target beyond jsdp being
@@ -52,7 +53,7 @@ public final class DiagnosticsTool {
     /**
      * Runs a command and exits with its code.
      *
-     * @param args {@code stat <pid>}, {@code dump <pid> [file]} or {@code help}
+     * @param args {@code stat <pid>}, {@code dump <pid> [file]}, {@code trace <pid> [levels]} or {@code help}
      */
     public static void main(String[] args) {
         System.exit(run(args, System.out, System.err));
@@ -72,7 +73,8 @@ public final class DiagnosticsTool {
             return args.length == 0 ? USAGE : OK;
         }
         String command = args[0];
-        if (!(command.equals("stat") && args.length == 2 || command.equals("dump") && (args.length == 2 || args.length == 3))) {
+        boolean pidAndOptional = (command.equals("dump") || command.equals("trace")) && (args.length == 2 || args.length == 3);
+        if (!(command.equals("stat") && args.length == 2 || pidAndOptional)) {
             usage(err);
             return USAGE;
         }
@@ -101,7 +103,12 @@ public final class DiagnosticsTool {
                 }
                 Thread.sleep(50);
             }
-            return command.equals("stat") ? stat(m, name, pid, out) : dump(m, name, pid, args.length == 3 ? args[2] : null, out);
+            String optional = args.length == 3 ? args[2] : null;
+            return switch (command) {
+                case "stat" -> stat(m, name, pid, out);
+                case "dump" -> dump(m, name, pid, optional, out);
+                default -> trace(m, name, pid, optional, out, err);
+            };
         } catch (IOException | JMException | RuntimeException e) {
             err.println("jsdp: pid " + pid + ": " + e);
             return FAILED;
@@ -114,6 +121,7 @@ public final class DiagnosticsTool {
     private static void usage(PrintStream s) {
         s.println("usage: java -jar jsdp.jar stat <pid>          list the jsdp sockets of a running JVM");
         s.println("       java -jar jsdp.jar dump <pid> [file]   write its full jsdp snapshot (stdout without a file)");
+        s.println("       java -jar jsdp.jar trace <pid> [levels] show or set its trace levels, e.g. '*:2,sdp:4'");
         s.println("exit codes: 0 done, 1 usage, 2 cannot attach, 3 no jsdp in that JVM, 4 other failure");
     }
 
@@ -179,6 +187,20 @@ public final class DiagnosticsTool {
             Files.writeString(p, text, StandardCharsets.UTF_8);
             out.println("jsdp dump of pid " + pid + " written to " + p.toAbsolutePath() + " (" + text.length() + " chars)");
         }
+        return OK;
+    }
+
+    private static int trace(MBeanServerConnection m, ObjectName name, String pid, String levels, PrintStream out,
+                             PrintStream err) throws IOException, JMException {
+        if (levels != null) {
+            try {
+                m.setAttribute(name, new javax.management.Attribute("Trace", levels));
+            } catch (javax.management.RuntimeMBeanException e) {
+                err.println("jsdp: pid " + pid + " refused trace levels '" + levels + "': " + e.getCause().getMessage());
+                return USAGE;
+            }
+        }
+        out.println("jsdp trace levels of pid " + pid + ": " + m.getAttribute(name, "Trace"));
         return OK;
     }
 

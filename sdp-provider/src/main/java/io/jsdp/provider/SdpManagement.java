@@ -174,6 +174,17 @@ final class SdpManagement implements SdpMXBean {
     }
 
     @Override
+    public String getTrace() {
+        return Trace.describe();
+    }
+
+    @Override
+    public void setTrace(String levels) {
+        Trace.configure(levels);
+        SdpRuntime.TRACE.message(TraceLevel.RARE, "jmx.trace", "jsdp: trace levels now " + Trace.describe());
+    }
+
+    @Override
     public String dump() {
         return dumpText();
     }

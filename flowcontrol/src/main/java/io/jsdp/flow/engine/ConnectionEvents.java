@@ -23,8 +23,8 @@ final class ConnectionEvents {
         e.transport = "sdp";
         e.flowControl = c.flowControl();
         e.device = device;
-        e.local = String.valueOf(local);
-        e.remote = String.valueOf(remote);
+        e.local = endpoint(local);
+        e.remote = endpoint(remote);
         e.active = c.isActive();
         e.commit();
     }
@@ -37,8 +37,8 @@ final class ConnectionEvents {
         }
         e.connectionId = c.id();
         e.transport = "sdp";
-        e.local = String.valueOf(local);
-        e.remote = String.valueOf(remote);
+        e.local = endpoint(local);
+        e.remote = endpoint(remote);
         e.bytesSent = s.bytesSent();
         e.bytesReceived = s.bytesReceived();
         e.messagesSent = s.messagesSent();
@@ -57,9 +57,21 @@ final class ConnectionEvents {
         }
         e.begin();
         e.connectionId = c.id();
-        e.remote = String.valueOf(remote);
+        e.remote = endpoint(remote);
         e.credits = credits;
         return e;
+    }
+
+    /** {@code address:port} as {@code jsdp.jar stat} prints it, or null. */
+    static String endpoint(InetSocketAddress a) {
+        if (a == null) {
+            return null;
+        }
+        if (a.isUnresolved() || a.getAddress() == null) {
+            return a.getHostString() + ":" + a.getPort();
+        }
+        String host = a.getAddress().getHostAddress();
+        return (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + a.getPort();
     }
 
     static void stallEnds(CreditStallEvent e, boolean byClose) {

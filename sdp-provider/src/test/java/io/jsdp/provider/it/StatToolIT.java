@@ -220,6 +220,16 @@ class StatToolIT {
                 Result toStdout = tool("dump", Long.toString(app.process.pid()));
                 assertEquals(0, toStdout.exit(), toStdout.err());
                 assertTrue(toStdout.out().startsWith("jsdp dump: pid "), toStdout.out());
+
+                Result traceNow = tool("trace", Long.toString(app.process.pid()));
+                assertEquals(0, traceNow.exit(), traceNow.err());
+                assertEquals("jsdp trace levels of pid " + app.process.pid() + ": *:2", traceNow.out().trim());
+                Result traceSet = tool("trace", Long.toString(app.process.pid()), "*:2,sdp:4");
+                assertEquals(0, traceSet.exit(), traceSet.err());
+                assertTrue(traceSet.out().trim().endsWith(": *:2,sdp:4"), traceSet.out());
+                Result traceBad = tool("trace", Long.toString(app.process.pid()), "sdp:x");
+                assertEquals(1, traceBad.exit(), traceBad.out());
+                assertTrue(traceBad.err().contains("refused trace levels 'sdp:x'"), traceBad.err());
             }
 
             Result noJsdp = tool("stat", Long.toString(plain.process.pid()));
