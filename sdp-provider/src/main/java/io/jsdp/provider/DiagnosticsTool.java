@@ -83,6 +83,18 @@ public final class DiagnosticsTool {
             err.println("jsdp: not a process id: " + pid);
             return USAGE;
         }
+        java.util.Optional<ProcessHandle> process = ProcessHandle.of(Long.parseLong(pid));
+        if (process.isEmpty() || !process.get().isAlive()) {
+            err.println("jsdp: no process with pid " + pid);
+            return NO_ATTACH;
+        }
+        // only JVMs the attach API lists: attaching to anything else would send it SIGQUIT, which kills a
+        // process that is no JVM
+        if (VirtualMachine.list().stream().noneMatch(d -> d.id().equals(pid))) {
+            err.println("jsdp: pid " + pid + " is not a Java process this user can attach to (the attach API does not list"
+                + " it; a JVM run with -XX:-UsePerfData is not listed either)");
+            return NO_ATTACH;
+        }
         String address;
         try {
             address = localJmxAddress(pid);

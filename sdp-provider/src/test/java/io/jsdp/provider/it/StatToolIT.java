@@ -243,9 +243,19 @@ class StatToolIT {
         Process gone = new ProcessBuilder(JAVA, "-version").redirectErrorStream(true).start();
         gone.getInputStream().readAllBytes();
         assertTrue(gone.waitFor(30, TimeUnit.SECONDS));
-        Result noJvm = tool("stat", Long.toString(gone.pid()));
-        assertEquals(2, noJvm.exit(), noJvm.err() + noJvm.out());
-        assertTrue(noJvm.err().contains("cannot attach to pid " + gone.pid()), noJvm.err());
+        Result noProcess = tool("stat", Long.toString(gone.pid()));
+        assertEquals(2, noProcess.exit(), noProcess.err() + noProcess.out());
+        assertTrue(noProcess.err().contains("no process with pid " + gone.pid()), noProcess.err());
+
+        Process sleeper = new ProcessBuilder("sleep", "60").start();
+        try {
+            Result noJvm = tool("stat", Long.toString(sleeper.pid()));
+            assertEquals(2, noJvm.exit(), noJvm.err() + noJvm.out());
+            assertTrue(noJvm.err().contains("pid " + sleeper.pid() + " is not a Java process"), noJvm.err());
+            assertTrue(sleeper.isAlive(), "no SIGQUIT reached the process that is no JVM");
+        } finally {
+            sleeper.destroyForcibly();
+        }
 
         Result usage = tool();
         assertEquals(1, usage.exit());
