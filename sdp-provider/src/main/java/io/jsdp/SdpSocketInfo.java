@@ -175,9 +175,35 @@ public final class SdpSocketInfo {
         return device;
     }
 
+    /**
+     * One line: id, kind, transport, state, endpoints, then what applies (flow control and credits,
+     * bytes, the engine's connection id, the fallback reason, the failure).
+     *
+     * @return e.g. {@code "3 stream sdp ESTABLISHED 127.0.0.1:9000 -> 127.0.0.1:49152 flowControl=credit
+     *     credits=15 sent=102400 received=102400 connection=1"}
+     */
     @Override
     public String toString() {
-        return "SdpSocketInfo[" + id + " " + kind + " " + transport + " " + state + " " + local + " -> " + remote
-            + (reason.isEmpty() ? "" : " (" + reason + ")") + " sent=" + bytesSent + " received=" + bytesReceived + "]";
+        StringBuilder b = new StringBuilder(128).append(id).append(' ').append(kind).append(' ').append(transport).append(' ')
+            .append(state).append(' ').append(local);
+        if (!remote.isEmpty()) {
+            b.append(" -> ").append(remote);
+        }
+        if (!flowControl.isEmpty()) {
+            b.append(" flowControl=").append(flowControl).append(" credits=").append(credits);
+        }
+        if (bytesSent >= 0) {
+            b.append(" sent=").append(bytesSent).append(" received=").append(bytesReceived);
+        }
+        if (connectionId >= 0) {
+            b.append(" connection=").append(connectionId);
+        }
+        if (!reason.isEmpty()) {
+            b.append(" (").append(reason).append(')');
+        }
+        if (!failure.isEmpty()) {
+            b.append(" failed: ").append(failure);
+        }
+        return b.toString();
     }
 }

@@ -131,9 +131,9 @@ public final class DiagnosticsTool {
     }
 
     private static void usage(PrintStream s) {
-        s.println("usage: java -jar jsdp.jar stat <pid>          list the jsdp sockets of a running JVM");
-        s.println("       java -jar jsdp.jar dump <pid> [file]   write its full jsdp snapshot (stdout without a file)");
-        s.println("       java -jar jsdp.jar trace <pid> [levels] show or set its trace levels, e.g. '*:2,sdp:4'");
+        s.println("usage: java -jar jsdp.jar stat <pid>            list the jsdp sockets of a running JVM");
+        s.println("       java -jar jsdp.jar dump <pid> [file]     write its full jsdp snapshot (stdout without a file)");
+        s.println("       java -jar jsdp.jar trace <pid> [levels]  show or set its trace levels, e.g. '*:2,sdp:4'");
         s.println("exit codes: 0 done, 1 usage, 2 cannot attach, 3 no jsdp in that JVM, 4 other failure");
     }
 
