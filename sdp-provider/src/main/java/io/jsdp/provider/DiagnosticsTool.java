@@ -110,7 +110,8 @@ public final class DiagnosticsTool {
             while (!m.isRegistered(name)) {
                 if (System.nanoTime() > deadline) {
                     err.println("jsdp: pid " + pid + " has no jsdp MBean " + SdpMXBean.OBJECT_NAME
-                        + ": jsdp is not loaded in that JVM, or has not opened a socket yet");
+                        + ": jsdp is not loaded in that JVM, has opened no socket yet, or could not register the MBean"
+                        + " (its trace says why: jmx.notRegistered)");
                     return NO_JSDP;
                 }
                 Thread.sleep(50);

@@ -14,7 +14,8 @@ import java.nio.channels.SocketChannel;
  * one connection, reads {@value #TCP_UP} bytes and answers {@value #TCP_DOWN}. {@code app <port>}
  * (run with the agent): a {@code java.net} server and client on this JVM — over SDP — moving
  * {@value #SDP_UP} bytes up and {@value #SDP_DOWN} down, and an NIO client to the plain server at
- * {@code port} — the TCP fallback. Both print {@code READY ...} and then wait to be killed.
+ * {@code port} — the TCP fallback. {@code nio} (with jsdp as the JVM-wide provider): an NIO server and
+ * client over SDP. Each prints {@code READY ...} and then waits to be killed.
  */
 public final class StatChildMain {
     static final int TCP_UP = 4321;
@@ -42,6 +43,21 @@ public final class StatChildMain {
                     s.getOutputStream().flush();
                     Thread.sleep(Long.MAX_VALUE);
                 }
+            }
+            return;
+        }
+        if (args[0].equals("nio")) {
+            try (java.nio.channels.ServerSocketChannel server = java.nio.channels.ServerSocketChannel.open()
+                     .bind(new InetSocketAddress(lo, 0));
+                 SocketChannel client = SocketChannel.open(server.getLocalAddress());
+                 SocketChannel accepted = server.accept()) {
+                client.write(ByteBuffer.allocate(100));
+                ByteBuffer in = ByteBuffer.allocate(100);
+                while (in.hasRemaining()) {
+                    accepted.read(in);
+                }
+                System.out.println("READY " + client.getOption(io.jsdp.SdpSocketOptions.TRANSPORT));
+                Thread.sleep(Long.MAX_VALUE);
             }
             return;
         }

@@ -239,6 +239,18 @@ class StatToolIT {
     }
 
     @Test
+    void aJvmWithoutJavaManagementLosesTheMBeanNotItsConnections() throws Exception {
+        try (Jvm app = new Jvm(List.of(JAVA, "-Xmx64m", "--limit-modules", "java.base,jdk.jfr,jdk.unsupported",
+            "-Djava.nio.channels.spi.SelectorProvider=io.jsdp.SdpSelectorProvider",
+            "-cp", TEST_CLASSES + File.pathSeparator + JAR, StatChildMain.class.getName(), "nio"))) {
+            String ready = app.await("READY");
+            assertTrue(ready.startsWith("READY sdp"), ready + " " + app.transcript);
+            Result stat = tool("stat", Long.toString(app.process.pid()));
+            assertEquals(3, stat.exit(), stat.err() + stat.out());
+        }
+    }
+
+    @Test
     void theToolSaysWhatIsWrongWithExitCodes() throws Exception {
         Process gone = new ProcessBuilder(JAVA, "-version").redirectErrorStream(true).start();
         gone.getInputStream().readAllBytes();
