@@ -265,6 +265,9 @@ final class Report {
                     md.append(" | ").append(main == null ? "—" : num(vsTcp(rs, main)) + "×").append(" |\n");
                 }
             }
+            if (sc.equals("progress")) {
+                md.append(overlapTable(rs));
+            }
             String png = Plot.write(dir, sc, rs);
             if (png != null) {
                 md.append("\n![").append(sc).append("](").append(png).append(")\n");
@@ -276,6 +279,41 @@ final class Report {
         Path file = dir.resolve("report.md");
         Files.writeString(file, md.toString(), StandardCharsets.UTF_8);
         return file;
+    }
+
+    /**
+     * How much of the computation the communication overlapped, per series and computation time C:
+     * {@code (2C + L0 - L) / C} with L the iteration's p50 at C and L0 at C = 0 — 1 when an iteration
+     * takes one computation plus the communication (full progress), 0 when it takes two (none).
+     */
+    static double overlap(List<Result> rs, String series, long computeUs) {
+        double l0 = value(rs, "progress", series, 0, "p50_us");
+        double l = value(rs, "progress", series, computeUs, "p50_us");
+        if (computeUs == 0 || Double.isNaN(l0) || Double.isNaN(l)) {
+            return Double.NaN;
+        }
+        return (2.0 * computeUs + l0 - l) / computeUs;
+    }
+
+    private static String overlapTable(List<Result> rs) {
+        List<Long> computes = new ArrayList<>(sizes(rs, "progress"));
+        computes.remove(Long.valueOf(0));
+        if (computes.isEmpty() || Double.isNaN(value(rs, "progress", series(rs, "progress").get(0), 0, "p50_us"))) {
+            return "";
+        }
+        StringBuilder md = new StringBuilder("\nOverlap of computation and communication, `(2C + L0 − L) / C` from the "
+            + "p50s (1: full progress, the computations of both sides run in parallel; 0: none, they run one after "
+            + "the other):\n\n| series");
+        computes.forEach(c -> md.append(" | C = ").append(c).append(" µs"));
+        md.append(" |\n|---");
+        computes.forEach(c -> md.append("|---"));
+        md.append("|\n");
+        for (String series : series(rs, "progress")) {
+            md.append("| ").append(series);
+            computes.forEach(c -> md.append(" | ").append(num(overlap(rs, series, c))));
+            md.append(" |\n");
+        }
+        return md.toString();
     }
 
     private static List<String> metrics(List<Result> rs, String scenario) {
