@@ -60,6 +60,10 @@ public final class JsdpBench {
             Environment env = run(o);
             System.out.println();
             System.out.print(Report.summary(env.results));
+            String warning = Report.loadWarning(env);
+            if (warning != null) {
+                System.out.println("# " + warning);
+            }
             if (o.csv != null) {
                 Result.writeCsv(o.csv, env.results);
                 System.out.println("# CSV: " + o.csv);

@@ -221,6 +221,10 @@ final class Report {
             md.append("| SDP connections | `").append(env.sdpTransport).append("` (`SdpSocketOptions.TRANSPORT`) |\n");
         }
         md.append("| run | `").append(env.command).append("` |\n\n");
+        String warning = loadWarning(env);
+        if (warning != null) {
+            md.append("**").append(warning).append("**\n\n");
+        }
         md.append("Placement:\n\n");
         env.placements.forEach(p -> md.append("- ").append(p).append('\n'));
         md.append("\nHow each side waits:\n\n");
@@ -314,6 +318,30 @@ final class Report {
             md.append(" |\n");
         }
         return md.toString();
+    }
+
+    /**
+     * A warning when the machine was busy with other work: a 1-minute load average, before or after,
+     * above the CPU count plus one half means something else wanted the CPUs the two sides need (the
+     * run's own two spinning sides bring it to about 2).
+     */
+    static String loadWarning(JsdpBench.Environment env) {
+        int cpus = Runtime.getRuntime().availableProcessors();
+        double worst = Math.max(firstLoad(env.loadBefore), firstLoad(env.loadAfter));
+        if (worst < cpus + 0.5) {
+            return null;
+        }
+        return String.format(Locale.ROOT, "Busy machine: load average up to %.1f on %d CPUs. Other processes competed "
+            + "for the CPUs; the figures are preliminary and ratios between transports may not hold on a quiet machine.",
+            worst, cpus);
+    }
+
+    private static double firstLoad(String load) {
+        try {
+            return Double.parseDouble(load.trim().split("\\s+")[0]);
+        } catch (RuntimeException e) {
+            return 0;
+        }
     }
 
     private static List<String> metrics(List<Result> rs, String scenario) {

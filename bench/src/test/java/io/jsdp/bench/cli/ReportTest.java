@@ -131,6 +131,16 @@ class ReportTest {
     }
 
     @Test
+    void aBusyMachineIsSaidSoAndAQuietOneIsNot() {
+        JsdpBench.Environment env = new JsdpBench.Environment();
+        env.loadBefore = "0.20 0.10 0.05";
+        env.loadAfter = "0.90 0.30 0.10";
+        assertNull(Report.loadWarning(env));
+        env.loadAfter = "40.00 12.00 3.00";
+        assertTrue(Report.loadWarning(env).startsWith("Busy machine: load average up to 40.0 on "));
+    }
+
+    @Test
     void summaryListsTheMainFigurePerSeriesAndSize() {
         String s = Report.summary(run());
         assertTrue(s.contains("sdp/credit"), s);
