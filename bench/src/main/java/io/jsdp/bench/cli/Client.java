@@ -91,7 +91,7 @@ final class Client {
         out.accept(new Result(s.id(), transport.id(), variant, size, metric, value, unit));
     }
 
-    /** Emits p50/p90/p99/mean in µs and the sample count of the first {@code n} samples. */
+    /** Emits p50/p90/p99/mean/max in µs and the sample count of the first {@code n} samples. */
     private void latencies(Scenario s, long size, int n) {
         Arrays.sort(samples, 0, n);
         double sum = 0;
@@ -102,6 +102,7 @@ final class Client {
         emit(s, size, "p90_us", samples[index(n, 0.90)] / 1e3, "us");
         emit(s, size, "p99_us", samples[index(n, 0.99)] / 1e3, "us");
         emit(s, size, "mean_us", sum / n / 1e3, "us");
+        emit(s, size, "max_us", samples[n - 1] / 1e3, "us");
         emit(s, size, "samples", n, "count");
     }
 
