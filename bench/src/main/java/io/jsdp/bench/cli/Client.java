@@ -1,6 +1,7 @@
 package io.jsdp.bench.cli;
 
 import java.io.IOException;
+import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
@@ -193,6 +194,10 @@ final class Client {
      */
     void stream(int size) throws IOException {
         try (Conn c = open()) {
+            if (options.streamNagle && transport != Transport.UDS) {
+                // Nagle's rule for the bulk writer (SDP: a partly filled slot waits for the one in flight)
+                c.channel.setOption(StandardSocketOptions.TCP_NODELAY, false);
+            }
             c.writeHeader(Conn.SINK, size, 0, 0);
             ByteBuffer b = Conn.allocate(size, options.direct);
             long written = 0;

@@ -63,7 +63,7 @@ class OptionsTest {
     @Test
     void workersParseTheMeasurementSettingsBack() {
         Options o = Options.parse("rr,progress", "--sizes", "3,5", "--computes", "0,7", "--warmup-ms", "11",
-            "--duration-ms", "13", "--buffer", "heap", "--window", "2", "--jvm-warmup-ms", "17");
+            "--duration-ms", "13", "--buffer", "heap", "--window", "2", "--jvm-warmup-ms", "17", "--stream-nagle");
         Options back = Options.parse(o.childArgs().toArray(new String[0]));
         assertEquals(o.scenarios, back.scenarios);
         assertArrayEquals(o.sizes.get(Scenario.RR), back.sizes.get(Scenario.RR));
@@ -73,6 +73,8 @@ class OptionsTest {
         assertEquals(17, back.jvmWarmupMs);
         assertEquals(2, back.window);
         assertFalse(back.direct);
+        assertTrue(back.streamNagle);
+        assertFalse(Options.parse("stream").streamNagle);
     }
 
     @Test
