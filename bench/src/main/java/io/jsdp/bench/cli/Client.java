@@ -20,6 +20,7 @@ final class Client {
     static final int BURST_MESSAGE_BYTES = 1024;
 
     private final Transport transport;
+    private final boolean poll;
     private final String variant;
     private final String address;
     private final Options options;
@@ -27,8 +28,9 @@ final class Client {
     private final long[] samples;
     private boolean described;
 
-    Client(Transport transport, String variant, String address, Options options, Consumer<Result> out) {
+    Client(Transport transport, boolean poll, String variant, String address, Options options, Consumer<Result> out) {
         this.transport = transport;
+        this.poll = poll;
         this.variant = variant;
         this.address = address;
         this.options = options;
@@ -72,7 +74,7 @@ final class Client {
     }
 
     private Conn open() throws IOException {
-        Conn c = new Conn(transport.connect(address), transport.poll());
+        Conn c = new Conn(transport.connect(address, poll), poll);
         if (transport == Transport.SDP && !described) {
             described = true;
             Worker.say(Worker.INFO + " sdp=" + Transport.describe(c.channel));

@@ -142,7 +142,7 @@ public final class JsdpBench {
             }
             return;
         }
-        List<String> serverArgs = new ArrayList<>(List.of("server", t.id()));
+        List<String> serverArgs = new ArrayList<>(List.of("server", t.id(), variant));
         serverArgs.addAll(opts);
         try (Child server = Child.start(o.pin ? "1" : null, o, v, serverArgs)) {
             String listening = server.await(Worker.LISTENING, START_TIMEOUT_MS);

@@ -15,27 +15,33 @@ import java.util.Map;
  *
  * @param name what {@code --sdp-variants} and the CSV call it
  * @param properties {@code -D} settings for the client and the server JVM
+ * @param poll whether both ends use non-blocking channels and spin on them (as {@code tcp-poll})
+ *     instead of blocking ones
  * @param waits how a blocked read or write waits ("spin 20 µs, then park", for the report)
  * @param description one line for {@code --list-variants} and the report
  */
-record SdpVariant(String name, Map<String, String> properties, String waits, String description) {
+record SdpVariant(String name, Map<String, String> properties, boolean poll, String waits, String description) {
 
     /** The variant the targets call "spinning": the defaults. */
     static final String DEFAULT = "credit";
     /** The variant the targets call "blocking (spin window 0)". */
     static final String BLOCKING = "spin0";
+    /** Like {@code tcp-poll}: never parks, whatever the spin window. */
+    static final String POLL = "poll";
 
     private static final Map<String, SdpVariant> REGISTRY = new LinkedHashMap<>();
 
     static {
-        add(new SdpVariant(DEFAULT, Map.of(),
+        add(new SdpVariant(DEFAULT, Map.of(), false,
             "spin " + SdpOptions.SPIN_NS_DEFAULT / 1000 + " µs, then park",
             "the defaults: credit-based flow control (the spec), buffer copy, spin window "
                 + SdpOptions.SPIN_NS_PROP + "=" + SdpOptions.SPIN_NS_DEFAULT + " ns, SoftRdma device"));
-        add(new SdpVariant(BLOCKING, Map.of(SdpOptions.SPIN_NS_PROP, "0", ShmSettings.SPIN_NS_PROP, "0"),
+        add(new SdpVariant(BLOCKING, Map.of(SdpOptions.SPIN_NS_PROP, "0", ShmSettings.SPIN_NS_PROP, "0"), false,
             "park at once",
             "credit, no spinning: a blocked read or write parks at once (" + SdpOptions.SPIN_NS_PROP + "=0), and so"
                 + " do SoftRdma's waiters (" + ShmSettings.SPIN_NS_PROP + "=0); what a CPU-frugal deployment gets"));
+        add(new SdpVariant(POLL, Map.of(), true, "spin (non-blocking busy-poll)",
+            "credit, but both ends use non-blocking channels and spin on read/write as tcp-poll does: never parks"));
     }
 
     SdpVariant {

@@ -103,5 +103,9 @@ class OptionsTest {
     void variantsGiveTheirPropertiesToTheJvms() {
         assertEquals(List.of(), SdpVariant.named("credit").jvmOptions());
         assertEquals(List.of("-Djsdp.soft.spinNs=0", "-Djsdp.spinNs=0"), SdpVariant.named("spin0").jvmOptions());
+        assertTrue(SdpVariant.named("poll").poll() && Transport.SDP.poll(SdpVariant.named("poll")));
+        assertFalse(Transport.SDP.poll(SdpVariant.named("credit")));
+        assertTrue(Transport.TCP_POLL.poll(null));
+        assertFalse(Transport.TCP.poll(null));
     }
 }
