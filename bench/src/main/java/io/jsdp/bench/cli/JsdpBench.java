@@ -249,11 +249,11 @@ public final class JsdpBench {
             }
             cmd.add(ProcessHandle.current().info().command()
                 .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-            cmd.addAll(o.jvmArgs);
+            cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"); // first: --jvm-arg may change it
             if (v != null) {
                 cmd.addAll(v.jvmOptions());
             }
-            cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
+            cmd.addAll(o.jvmArgs); // last, so they win
             cmd.add("-cp");
             cmd.add(System.getProperty("java.class.path"));
             cmd.add(Worker.class.getName());
