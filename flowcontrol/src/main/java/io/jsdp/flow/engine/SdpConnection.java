@@ -61,8 +61,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * Every field below the lock banner is guarded by {@link #lock} (a {@link ReentrantLock}: waiters
  * park). The application's reader and writer, the stack's progress thread (armed completion events),
  * its CM thread and its timer all take it briefly; nobody blocks while holding it except in
- * {@link Condition#awaitNanos}, which releases it. Waking a parked waiter on an asynchronous close:
- * the close moves the queue pair to ERROR, whose flush completions fire the armed queue.
+ * {@link Condition#awaitNanos}, which releases it. Release it only through {@code unlock()} or
+ * {@code unlockAndNotify()}, never a bare {@code lock.unlock()}: the progress thread leaves a
+ * completion event to the holder of a busy lock ({@code eventPending}), and those two handle it.
+ * Waking a parked waiter on an asynchronous close: the close moves the queue pair to ERROR, whose
+ * flush completions fire the armed queue.
  */
 public final class SdpConnection {
     /** {@link #read} status: the peer shut its output down and every byte was read. */
