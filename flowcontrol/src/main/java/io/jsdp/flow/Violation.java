@@ -30,7 +30,16 @@ public enum Violation {
     /** A Data message with payload after the peer's DisConn, or a second DisConn. */
     DATA_AFTER_DISCONN("message after DisConn"),
     /** A DisConn or AbortConn with payload bytes (they carry none). */
-    PAYLOAD_ON_CONTROL("payload on a message that carries none");
+    PAYLOAD_ON_CONTROL("payload on a message that carries none"),
+    /**
+     * A SrcAvail our RDMA READ could not read (remote access error: bad rkey, address or length), or
+     * whose inline payload exceeds the bytes it advertises.
+     */
+    BAD_SRC_AVAIL("SrcAvail with a bad rkey, address or length"),
+    /** RdmaRdCompl reports more bytes than the SrcAvail advertised (or no SrcAvail is outstanding). */
+    RD_COMPL_OVERRUN("RdmaRdCompl for more than was advertised"),
+    /** More zero-copy advertisements outstanding than the {@code max_adverts} we announced. */
+    TOO_MANY_ADVERTS("more advertisements than max_adverts");
 
     private final String description;
 

@@ -9,6 +9,8 @@ import io.jsdp.flow.wire.Bsdh;
 import io.jsdp.flow.wire.Hello;
 import io.jsdp.flow.wire.HelloAck;
 import io.jsdp.flow.wire.MessageId;
+import io.jsdp.flow.wire.RdmaComplHeader;
+import io.jsdp.flow.wire.SrcAvailHeader;
 import io.jsdp.ras.Ffdc;
 import io.jsdp.ras.TraceLevel;
 import io.jsdp.verbs.Access;
@@ -20,6 +22,7 @@ import io.jsdp.verbs.DeviceMemory;
 import io.jsdp.verbs.Errno;
 import io.jsdp.verbs.MemoryRegion;
 import io.jsdp.verbs.Opcode;
+import io.jsdp.verbs.ProtectionDomain;
 import io.jsdp.verbs.QueuePair;
 import io.jsdp.verbs.QueuePairAttributes;
 import io.jsdp.verbs.RdmaDevice;
@@ -77,6 +80,13 @@ public final class SdpConnection {
     /** {@link #write} status: this side shut its output down. */
     public static final int OUTPUT_SHUT = -4;
 
+    /**
+     * {@link #write(ByteBuffer, int)} flag: the caller is a blocking writer that calls again with the
+     * same buffer until it is consumed and does not touch the buffer meanwhile, so a direct buffer at or
+     * above the zero-copy threshold may be read by the peer in place ({@link LargeTransfers}).
+     */
+    public static final int HOLDS_BUFFER = 1;
+
     /** Ready: {@link #read} would return data, EOF or a failure. */
     public static final int OP_READ = 1;
     /** Ready: {@link #write} would accept bytes or return a failure. */
@@ -108,6 +118,10 @@ public final class SdpConnection {
     private static final long KIND_DATA = 2L << KIND_SHIFT;
     private static final long KIND_CTRL = 3L << KIND_SHIFT;
     private static final long KIND_KEEPALIVE = 4L << KIND_SHIFT;
+    /** Work requests of zero copy (RDMA READ): the index is the {@link LargeTransfers} tag. */
+    private static final long KIND_ZCOPY = 5L << KIND_SHIFT;
+    /** Send-queue entries zero copy may use beyond the slots (its RDMA READs). */
+    private static final int ZCOPY_WRS = 2;
     private static final long INDEX_MASK = (1L << KIND_SHIFT) - 1;
     private static final AtomicLong IDS = new AtomicLong();
 
@@ -137,6 +151,9 @@ public final class SdpConnection {
     private final ReceiveWorkRequest rwr = new ReceiveWorkRequest(1);
     private final Bsdh bsdh = new Bsdh();
     private volatile ReadinessListener listener;
+    private final LargeTransfers.Factory largeFactory;
+    private final SrcAvailHeader srcAh = new SrcAvailHeader();
+    private final RdmaComplHeader complH = new RdmaComplHeader();
 
     // ---- guarded by lock
     private State state = State.CONNECTING;
@@ -180,6 +197,14 @@ public final class SdpConnection {
     private long unreadTail;
     private int headOffset;
     private long unreadBytes;
+    /** Per unread message: bytes of extended header before its payload (SrcAvail's SrcAH). */
+    private final int[] unreadSkip;
+    /** Per unread message: a SrcAvail's remote part follows its inline bytes in the stream. */
+    private final boolean[] unreadRemote;
+    /** The reader is at a SrcAvail's remote part ({@link LargeTransfers#readRemote}). */
+    private boolean remoteAtHead;
+    /** Zero copy of this connection, when the handshake negotiated it. */
+    private LargeTransfers large;
     /** Send side: slots posted / completed / the open slot and its fill. */
     private long slotPosted;
     private long slotCompleted;
@@ -222,9 +247,9 @@ public final class SdpConnection {
     private long stallStartNs;
     /** The JFR event of the current stall, when a recording wants it. */
     private io.jsdp.flow.events.CreditStallEvent stallEvent;
-    /** Zero-copy transfers, incremented under the lock by the zero-copy path (issue 9); 0 until it exists. */
-    private long zeroCopyTransfers;
     private int lastNotifiedOps = -1;
+    /** Capability bits both sides use (the HelloAck's). */
+    private int negotiated;
     /** TCP_NODELAY, changeable at run time. */
     private boolean noDelay;
 
@@ -240,6 +265,9 @@ public final class SdpConnection {
         this.ctrlBase = sendBase + sendCount * bufferBytes;
         this.unread = new int[recvCount];
         this.unreadLen = new int[recvCount];
+        this.unreadSkip = new int[recvCount];
+        this.unreadRemote = new boolean[recvCount];
+        this.largeFactory = stack.largeTransfers();
         this.slotLen = new int[sendCount];
         this.noDelay = options.noDelay();
         for (int i = 0; i < wcs.length; i++) {
@@ -314,7 +342,7 @@ public final class SdpConnection {
 
     private void createQueuePairLocked() throws VerbsException {
         QueuePairAttributes attrs = new QueuePairAttributes().sendCq(cq).recvCq(cq)
-            .maxSendWr(sendCount + CTRL_SLOTS + 2).maxRecvWr(recvCount).maxSendSge(1).maxRecvSge(1)
+            .maxSendWr(sendCount + CTRL_SLOTS + 2 + ZCOPY_WRS).maxRecvWr(recvCount).maxSendSge(1).maxRecvSge(1)
             .maxInlineData(maxInline);
         qp = cmId.createQueuePair(stack.pd(), attrs);
         for (int i = 0; i < recvCount; i++) {
@@ -363,7 +391,7 @@ public final class SdpConnection {
         if (active) {
             // In-band Hello (sdp-wire.md C.7): our first SEND, mseq 0, our posted receives in bufs.
             int off = ctrlSlotOffset();
-            new Hello().wrap(bsdh.buffer(), off).put(1, bufferBytes, cmId.localAddress(), remote, 0);
+            new Hello().wrap(bsdh.buffer(), off).put(1, bufferBytes, cmId.localAddress(), remote, offeredCapabilities());
             postControlLocked(MessageId.HELLO, Hello.LENGTH, -1);
         }
         armLocked();
@@ -412,7 +440,10 @@ public final class SdpConnection {
                 maybeReleaseLocked();
                 return n;
             }
-            if (unreadHead == unreadTail && (disconnReceived || state == State.FINISHED)) {
+            if (state == State.FAILED) {
+                return FAILED; // failed while a zero-copy read waited
+            }
+            if (unreadHead == unreadTail && !remoteAtHead && (disconnReceived || state == State.FINISHED)) {
                 maybeReleaseLocked();
                 return EOF;
             }
@@ -424,26 +455,91 @@ public final class SdpConnection {
 
     private int copyOutLocked(ByteBuffer dst) {
         int total = 0;
-        while (unreadHead != unreadTail && dst.hasRemaining()) {
+        int copied = 0;
+        while ((remoteAtHead || unreadHead != unreadTail) && dst.hasRemaining()) {
+            if (remoteAtHead) {
+                int r = readRemoteLocked(dst);
+                if (r < 0) {
+                    break; // failed meanwhile: the FIFO is gone
+                }
+                total += r;
+                if (large.remoteLeft()) {
+                    break; // dst is full
+                }
+                remoteAtHead = false;
+                continue;
+            }
             int slot = (int) (unreadHead % recvCount);
             int buf = unread[slot];
             int left = unreadLen[slot] - headOffset;
             int n = Math.min(left, dst.remaining());
-            int from = buf * bufferBytes + Bsdh.LENGTH + headOffset;
+            int from = buf * bufferBytes + Bsdh.LENGTH + unreadSkip[slot] + headOffset;
             dst.put(dst.position(), mem, from, n);
             dst.position(dst.position() + n);
             total += n;
+            copied += n;
             headOffset += n;
             if (headOffset == unreadLen[slot]) {
                 unreadHead++;
                 headOffset = 0;
+                remoteAtHead = unreadRemote[slot];
                 if (!postReceiveLocked(buf)) {
-                    return total;
+                    break;
                 }
             }
         }
-        unreadBytes -= total;
+        if (state != State.FAILED) {
+            unreadBytes -= copied;
+        }
         return total;
+    }
+
+    /**
+     * Moves bytes of the remote part at the head into {@code dst}, waiting for the RDMA READ it posts
+     * (the read is the copy: it completes without the peer's threads). The wait holds nothing the
+     * progress thread needs: it polls our own queue, then parks on {@link #changed}.
+     *
+     * @return bytes read, or -1 when the connection failed meanwhile
+     */
+    private int readRemoteLocked(ByteBuffer dst) {
+        int r = large.readRemote(dst);
+        if (r != LargeTransfers.IN_PROGRESS) {
+            return r < 0 ? -1 : r;
+        }
+        long spinUntil = System.nanoTime() + options.spinNs();
+        boolean interrupted = false;
+        try {
+            for (;;) {
+                progressLocked();
+                if (state == State.FAILED || released) {
+                    return -1;
+                }
+                r = large.readRemote(dst);
+                if (r != LargeTransfers.IN_PROGRESS) {
+                    return r < 0 ? -1 : r;
+                }
+                if (System.nanoTime() - spinUntil < 0) {
+                    Thread.onSpinWait();
+                    continue;
+                }
+                if (!armLocked()) {
+                    continue;
+                }
+                waiters++;
+                try {
+                    // the READ's own timeout (zcopy) fails the connection, which signals us
+                    changed.awaitNanos(TimeUnit.MILLISECONDS.toNanos(10));
+                } catch (InterruptedException e) {
+                    interrupted = true; // the peer is writing into dst: finish the READ first
+                } finally {
+                    waiters--;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     /**
@@ -455,6 +551,21 @@ public final class SdpConnection {
      *     {@link #FAILED}, {@link #CLOSED} or {@link #OUTPUT_SHUT}
      */
     public int write(ByteBuffer src) {
+        return write(src, 0);
+    }
+
+    /**
+     * Writes as {@link #write(ByteBuffer)} does; with {@link #HOLDS_BUFFER} a direct buffer with at
+     * least {@link SdpOptions#zcopyThreshold()} bytes remaining may go by zero copy: the call then
+     * returns 0 until the peer has read the buffer (or the transfer fell back to buffer copy), and the
+     * caller must call again with the same, untouched buffer. Every write waits (returns 0) while a
+     * zero-copy transfer holds the output, so the stream stays in order.
+     *
+     * @param src the bytes (its position advances)
+     * @param flags 0 or {@link #HOLDS_BUFFER}
+     * @return bytes taken, {@link #FAILED}, {@link #CLOSED} or {@link #OUTPUT_SHUT}
+     */
+    public int write(ByteBuffer src, int flags) {
         lock.lock();
         try {
             if (appClosed) {
@@ -474,6 +585,22 @@ public final class SdpConnection {
                 return FAILED;
             }
             int total = 0;
+            if (large != null && (large.holdsOutput() || (flags & HOLDS_BUFFER) != 0 && src.isDirect()
+                && options.zcopyThreshold() > 0 && src.remaining() >= options.zcopyThreshold())) {
+                if (openBytes > 0) {
+                    closeOpenSlotLocked(); // what was written before goes first
+                }
+                int r = large.write(src);
+                if (r < 0) {
+                    return FAILED;
+                }
+                total = r;
+                transmitLocked();
+                if (large.holdsOutput()) {
+                    armLocked();
+                    return state == State.FAILED && total == 0 ? FAILED : total;
+                }
+            }
             while (src.hasRemaining()) {
                 if (openBytes == 0 && slotOpen - slotCompleted == sendCount) {
                     break; // every slot is in use
@@ -570,6 +697,10 @@ public final class SdpConnection {
     }
 
     private void discardUnreadLocked() {
+        remoteAtHead = false;
+        if (large != null && !released) {
+            large.discardIncoming();
+        }
         while (unreadHead != unreadTail) {
             int buf = unread[(int) (unreadHead % recvCount)];
             unreadHead++;
@@ -600,9 +731,12 @@ public final class SdpConnection {
             switch (state) {
                 case CONNECTING, HANDSHAKE -> failLocked(Failure.ABORTED, "closed while connecting", true, false);
                 case ESTABLISHED -> {
-                    if (options.lingerSeconds() == 0 || unreadHead != unreadTail) {
+                    if (options.lingerSeconds() == 0 || unreadHead != unreadTail || remoteAtHead) {
                         failLocked(Failure.ABORTED, options.lingerSeconds() == 0 ? "SO_LINGER 0" : "closed with "
                             + unreadBytes + " unread bytes", true, false);
+                    } else if (large != null && large.holdsOutput()) {
+                        // the peer may still read the blocked writer's buffer: reset before the writer returns
+                        failLocked(Failure.ABORTED, "closed during a zero-copy write", true, false);
                     } else {
                         outputShut = true;
                         closeTimer = stack.schedule(this::onCloseTimeout, TimeUnit.MILLISECONDS.toNanos(options.closeTimeoutMs()));
@@ -692,17 +826,18 @@ public final class SdpConnection {
         int ops = 0;
         boolean failed = state == State.FAILED;
         // a closed or shut half is "ready": the call returns its status at once
-        if (failed || appClosed || unreadHead != unreadTail || disconnReceived || inputShut || state == State.FINISHED) {
+        if (failed || appClosed || unreadHead != unreadTail || remoteAtHead || disconnReceived || inputShut
+            || state == State.FINISHED) {
             ops |= OP_READ;
         }
-        if (failed || peerGone || appClosed || outputShut || (state == State.ESTABLISHED && (openBytes > 0 && openBytes < goal
-            || slotOpen - slotCompleted < sendCount))) {
+        if (failed || peerGone || appClosed || outputShut || (state == State.ESTABLISHED && (large == null || !large.holdsOutput())
+            && (openBytes > 0 && openBytes < goal || slotOpen - slotCompleted < sendCount))) {
             ops |= OP_WRITE;
         }
         if (state != State.CONNECTING && state != State.HANDSHAKE) {
             ops |= OP_CONNECT;
         }
-        if (failed || (state == State.FINISHED && unreadHead == unreadTail)) {
+        if (failed || (state == State.FINISHED && unreadHead == unreadTail && !remoteAtHead)) {
             ops |= OP_ENDED;
         }
         return ops;
@@ -940,7 +1075,7 @@ public final class SdpConnection {
      */
     private boolean hasPendingOutputLocked() {
         return slotPosted < slotOpen || openBytes > 0 || (outputShut && !disconnSendDone)
-            || fc.creditUpdateNeeded(posted, lastRecvMseq, recvCount);
+            || fc.creditUpdateNeeded(posted, lastRecvMseq, recvCount) || large != null && large.hasPendingOutput();
     }
 
     /**
@@ -1014,6 +1149,12 @@ public final class SdpConnection {
         if (kind == KIND_RECV) {
             posted--;
             handleReceiveLocked(wc, index);
+            return;
+        }
+        if (kind == KIND_ZCOPY) {
+            if (large != null && state != State.FAILED) {
+                large.onCompletion(wc.wrId() & INDEX_MASK, wc);
+            }
             return;
         }
         if (!wc.isSuccess()) {
@@ -1123,12 +1264,25 @@ public final class SdpConnection {
                     postReceiveLocked(buf);
                 } else {
                     bytesReceived += payload;
-                    int slot = (int) (unreadTail % recvCount);
-                    unread[slot] = buf;
-                    unreadLen[slot] = payload;
-                    unreadTail++;
-                    unreadBytes += payload;
+                    queueUnreadLocked(buf, payload, 0, false);
                 }
+            }
+            case MessageId.SRC_AVAIL -> onSrcAvailLocked(buf, off, mseq, payload);
+            case MessageId.RDMA_RD_COMPL, MessageId.SEND_SM, MessageId.SRC_AVAIL_CANCEL -> {
+                if (large == null) {
+                    violationLocked(Violation.UNSUPPORTED_MID, MessageId.name(mid) + " mseq " + mseq
+                        + " (zero copy not negotiated)");
+                    return;
+                }
+                int want = mid == MessageId.RDMA_RD_COMPL ? RdmaComplHeader.LENGTH : 0;
+                if (payload != want) {
+                    violationLocked(Violation.PAYLOAD_ON_CONTROL, MessageId.name(mid) + " with " + payload
+                        + " bytes after the BSDH (expected " + want + ")");
+                    return;
+                }
+                long size = want == 0 ? 0 : complH.wrap(bsdh.buffer(), off).size();
+                postReceiveLocked(buf);
+                large.onControl(mid, size, ack);
             }
             case MessageId.DISCONN -> {
                 if (payload > 0) {
@@ -1156,6 +1310,60 @@ public final class SdpConnection {
         }
     }
 
+    private void queueUnreadLocked(int buf, int payload, int skip, boolean remote) {
+        int slot = (int) (unreadTail % recvCount);
+        unread[slot] = buf;
+        unreadLen[slot] = payload;
+        unreadSkip[slot] = skip;
+        unreadRemote[slot] = remote;
+        unreadTail++;
+        unreadBytes += payload;
+    }
+
+    /** A SrcAvail: its inline bytes join the stream like Data, followed by its remote part (section 9). */
+    private void onSrcAvailLocked(int buf, int off, int mseq, int payload) {
+        if (large == null) {
+            violationLocked(Violation.UNSUPPORTED_MID, "SrcAvail mseq " + mseq + " (zero copy not negotiated)");
+            return;
+        }
+        if (payload < SrcAvailHeader.LENGTH) {
+            violationLocked(Violation.BAD_SRC_AVAIL, "SrcAvail mseq " + mseq + " with " + payload
+                + " bytes after the BSDH, shorter than its header");
+            return;
+        }
+        if (disconnReceived) {
+            violationLocked(Violation.DATA_AFTER_DISCONN, "SrcAvail after DisConn");
+            return;
+        }
+        if (appClosed) {
+            postReceiveLocked(buf);
+            failLocked(Failure.ABORTED, "SrcAvail arrived after close", true, false);
+            return;
+        }
+        srcAh.wrap(bsdh.buffer(), off);
+        int inline = payload - SrcAvailHeader.LENGTH;
+        boolean queued = large.onSrcAvail(mseq, srcAh.len(), inline, srcAh.rkey(), srcAh.vaddr(), inputShut);
+        if (state == State.FAILED) {
+            return;
+        }
+        bytesReceived += inline;
+        if (!queued) {
+            postReceiveLocked(buf); // refused (input shut): the inline bytes are dropped too
+            return;
+        }
+        queueUnreadLocked(buf, inline, SrcAvailHeader.LENGTH, true);
+    }
+
+    private int offeredCapabilities() {
+        return largeFactory == null || options.zcopyThreshold() == 0 ? 0 : largeFactory.capabilities();
+    }
+
+    private void openLargeTransfersLocked(int negotiated) {
+        if ((negotiated & LargeTransfers.CAPABILITY_ZCOPY) != 0 && largeFactory != null) {
+            large = largeFactory.open(new Port());
+        }
+    }
+
     private void handleHandshakeMessageLocked(int buf, int off, int mid, int mseq, int bufs, int len) {
         if (active && mid == MessageId.HELLO_ACK && mseq == 0 && state == State.HANDSHAKE) {
             HelloAck ack = new HelloAck().wrap(bsdh.buffer(), off);
@@ -1167,6 +1375,7 @@ public final class SdpConnection {
                 return;
             }
             lastRecvMseq = 0;
+            negotiated = ack.capabilities() & offeredCapabilities();
             peerBufferBytes = (int) ack.actualRcvSize();
             peerCapacity = bufs;
             lastPeerBufs = bufs;
@@ -1195,7 +1404,8 @@ public final class SdpConnection {
             fc.onHandshake(false, bufs);
             postReceiveLocked(buf);
             int ctrl = ctrlSlotOffset();
-            new HelloAck().wrap(bsdh.buffer(), ctrl).put(1, bufferBytes, hello.ipVersion() == 6 ? 6 : 4, 0);
+            negotiated = hello.capabilities() & offeredCapabilities();
+            new HelloAck().wrap(bsdh.buffer(), ctrl).put(1, bufferBytes, hello.ipVersion() == 6 ? 6 : 4, negotiated);
             postControlLocked(MessageId.HELLO_ACK, HelloAck.LENGTH, 0);
             if (state == State.HANDSHAKE) {
                 establishedLocked();
@@ -1215,6 +1425,7 @@ public final class SdpConnection {
 
     private void establishedLocked() {
         goal = Math.min(bufferBytes, peerBufferBytes) - Bsdh.LENGTH;
+        openLargeTransfersLocked(negotiated);
         if (connectTimer != null) {
             connectTimer.cancel(false);
         }
@@ -1250,7 +1461,14 @@ public final class SdpConnection {
                 return;
             }
         }
-        if (outputShut && !disconnSent && slotPosted == slotOpen && openBytes == 0 && fc.canSend(FlowControl.DATA, posted, lastRecvMseq)
+        if (large != null) {
+            large.transmit();
+            if (state != State.ESTABLISHED || released) {
+                return;
+            }
+        }
+        if (outputShut && !disconnSent && slotPosted == slotOpen && openBytes == 0 && (large == null || !large.holdsOutput())
+            && fc.canSend(FlowControl.DATA, posted, lastRecvMseq)
             && ctrlPosted - ctrlCompleted < CTRL_SLOTS) {
             disconnSent = true;
             traceRare("conn.disconnSent");
@@ -1283,6 +1501,146 @@ public final class SdpConnection {
         bytesSent += payload;
         messagesSent++;
         return true;
+    }
+
+    /** Posts a SrcAvail (BSDH, SrcAH, inline bytes) in the next send slot; see {@link LargeTransfers.Port}. */
+    private int postSrcAvailLocked(ByteBuffer src, int inlineBytes, int len, int rkey, long vaddr) {
+        if (state != State.ESTABLISHED || released || slotPosted != slotOpen || openBytes != 0
+            || slotOpen - slotCompleted == sendCount || inlineBytes > goal - SrcAvailHeader.LENGTH
+            || !fc.canSend(FlowControl.DATA, posted, lastRecvMseq)) {
+            return -1;
+        }
+        int slot = (int) (slotOpen % sendCount);
+        int off = sendBase + slot * bufferBytes;
+        int msgLen = SrcAvailHeader.PAYLOAD_OFFSET + inlineBytes;
+        mem.put(off + SrcAvailHeader.PAYLOAD_OFFSET, src, src.position(), inlineBytes);
+        srcAh.wrap(bsdh.buffer(), off).put(len, rkey, vaddr);
+        int mseq = nextMseq++;
+        lastDataMseq = mseq;
+        int bufs = Math.min(posted, Bsdh.MAX_BUFS);
+        bsdh.at(off).put(MessageId.SRC_AVAIL, 0, bufs, msgLen, mseq, lastRecvMseq);
+        fc.onSend(mseq, bufs, lastRecvMseq);
+        slotLen[slot] = inlineBytes;
+        slotOpen++;
+        swr.clear().wrId(KIND_DATA | slot).opcode(Opcode.SEND)
+            .flags(SendFlags.SIGNALED | (msgLen <= maxInline ? SendFlags.INLINE : 0)).sge(0, mrAddress + off, msgLen, lkey);
+        int rc = qp.postSend(swr);
+        if (rc != Errno.OK) {
+            failLocked(Failure.DEVICE_ERROR, "post of SrcAvail mseq " + mseq + " failed (errno " + rc + ")", false, true);
+            return -1;
+        }
+        slotPosted++;
+        bytesSent += inlineBytes;
+        messagesSent++;
+        return mseq;
+    }
+
+    private boolean postZcopyControlLocked(int mid, int size) {
+        if (state != State.ESTABLISHED || released || ctrlPosted - ctrlCompleted >= CTRL_SLOTS
+            || !fc.canSend(FlowControl.DATA, posted, lastRecvMseq)) {
+            return false;
+        }
+        int len = Bsdh.LENGTH;
+        if (mid == MessageId.RDMA_RD_COMPL || mid == MessageId.RDMA_WR_COMPL) {
+            complH.wrap(bsdh.buffer(), ctrlSlotOffset()).put(size);
+            len = RdmaComplHeader.MESSAGE_LENGTH;
+        }
+        long before = ctrlPosted;
+        postControlLocked(mid, len, lastRecvMseq);
+        return ctrlPosted != before;
+    }
+
+    private boolean postRdmaReadLocked(long tag, long localAddress, int localKey, int len, long remoteAddress, int rkey) {
+        if (released || qp == null) {
+            return false;
+        }
+        swr.clear().wrId(KIND_ZCOPY | (tag & INDEX_MASK)).opcode(Opcode.RDMA_READ).flags(SendFlags.SIGNALED)
+            .sge(0, localAddress, len, localKey).remote(remoteAddress, rkey);
+        int rc = qp.postSend(swr);
+        if (rc != Errno.OK) {
+            failLocked(Failure.DEVICE_ERROR, "post of an RDMA READ of " + len + " bytes failed (errno " + rc + ")", false, true);
+            return false;
+        }
+        return true;
+    }
+
+    /** The engine's services for {@link LargeTransfers}; every method runs under {@link #lock}. */
+    private final class Port implements LargeTransfers.Port {
+        @Override
+        public long connectionId() {
+            return connectionId;
+        }
+
+        @Override
+        public SdpOptions options() {
+            return options;
+        }
+
+        @Override
+        public ProtectionDomain protectionDomain() {
+            return stack.pd();
+        }
+
+        @Override
+        public boolean outputDrained() {
+            return slotPosted == slotOpen && openBytes == 0;
+        }
+
+        @Override
+        public int maxSrcAvailInline() {
+            return goal - SrcAvailHeader.LENGTH;
+        }
+
+        @Override
+        public int postSrcAvail(ByteBuffer src, int inlineBytes, int len, int rkey, long vaddr) {
+            return postSrcAvailLocked(src, inlineBytes, len, rkey, vaddr);
+        }
+
+        @Override
+        public boolean postControl(int mid, int size) {
+            return postZcopyControlLocked(mid, size);
+        }
+
+        @Override
+        public boolean postRdmaRead(long tag, long localAddress, int localKey, int len, long remoteAddress, int rkey) {
+            return postRdmaReadLocked(tag, localAddress, localKey, len, remoteAddress, rkey);
+        }
+
+        @Override
+        public int lastReceivedMseq() {
+            return lastRecvMseq;
+        }
+
+        @Override
+        public void violation(Violation v, String detail) {
+            violationLocked(v, detail);
+        }
+
+        @Override
+        public void fail(String kind, String detail) {
+            failLocked(Failure.DEVICE_ERROR, detail, true, true, kind);
+        }
+
+        @Override
+        public boolean failed() {
+            return state == State.FAILED || released;
+        }
+
+        @Override
+        public ScheduledFuture<?> schedule(Runnable task, long delayNs) {
+            return stack.schedule(() -> {
+                lock.lock();
+                try {
+                    if (!released && state != State.FAILED) {
+                        task.run();
+                    }
+                } catch (RuntimeException e) {
+                    internalErrorLocked(e);
+                } finally {
+                    unlockAndNotify();
+                }
+            }, delayNs);
+        }
     }
 
     private int ctrlSlotOffset() {
@@ -1401,6 +1759,7 @@ public final class SdpConnection {
      */
     private boolean peerGoneIfEverythingReadLocked(String why) {
         boolean readEverything = state == State.ESTABLISHED && slotPosted == slotOpen && openBytes == 0
+            && (large == null || !large.holdsOutput())
             && (lastDataMseq < 0 || lastPeerAck - lastDataMseq >= 0) && lastPeerBufs >= peerCapacity && peerCapacity > 0;
         if (!readEverything) {
             return false;
@@ -1420,7 +1779,7 @@ public final class SdpConnection {
         if (released) {
             return;
         }
-        boolean done = state == State.FAILED || state == State.FINISHED && (appClosed || unreadHead == unreadTail);
+        boolean done = state == State.FAILED || state == State.FINISHED && (appClosed || unreadHead == unreadTail && !remoteAtHead);
         if (!done) {
             return;
         }
@@ -1449,6 +1808,9 @@ public final class SdpConnection {
             }
         }
         cmId.close(); // destroys the queue pair: the device touches our memory no more
+        if (large != null) {
+            large.release(); // its registrations are unreachable now: no peer can read them
+        }
         mr.close();
         memory.close();
         closeCqLocked(0);
@@ -1736,7 +2098,7 @@ public final class SdpConnection {
         lock.lock();
         try {
             progressLocked();
-            return unreadBytes;
+            return unreadBytes + (large == null || released ? 0 : large.remoteBytes());
         } finally {
             unlockAndNotify();
         }
@@ -1759,7 +2121,7 @@ public final class SdpConnection {
     private ConnectionStats statsLocked() {
         long stallNs = creditStallNs + (stalled ? System.nanoTime() - stallStartNs : 0);
         return new ConnectionStats(bytesSent, bytesReceived, messagesSent, messagesReceived, creditStalls, stallNs,
-            zeroCopyTransfers, fc.credits(), state, released);
+            large == null ? 0 : large.transfers(), large == null ? 0 : large.rdmaBytes(), fc.credits(), state, released);
     }
 
     /**
@@ -1773,13 +2135,15 @@ public final class SdpConnection {
      *     (credits ran out) — retries during one stall count once
      * @param creditStallNs time spent stalled, from the write that took nothing until flow control allowed a
      *     message again (a stall under way included)
-     * @param zeroCopyTransfers transfers that went by zero copy (issue 9; 0 until the zero-copy path exists)
+     * @param zeroCopyTransfers zero-copy writes the peer read completely (SrcAvail, RDMA READ; issue 9)
+     * @param zeroCopyBytes bytes moved by RDMA READ, as source and as sink (not in the other byte counts)
      * @param credits the peer's receive buffers this side may still use (flow control's credits)
      * @param state the state
      * @param released whether the resources are freed (the counters are final then)
      */
     public record ConnectionStats(long bytesSent, long bytesReceived, long messagesSent, long messagesReceived,
-                                  long creditStalls, long creditStallNs, long zeroCopyTransfers, int credits,
+                                  long creditStalls, long creditStallNs, long zeroCopyTransfers, long zeroCopyBytes,
+                                  int credits,
                                   State state, boolean released) {
     }
 
@@ -1814,12 +2178,13 @@ public final class SdpConnection {
             .append("send slots=").append(sendCount).append(" goal=").append(goal).append(" posted=").append(slotPosted)
             .append(" completed=").append(slotCompleted).append(" open=").append(slotOpen).append('+').append(openBytes)
             .append(" control posted=").append(ctrlPosted).append(" completed=").append(ctrlCompleted).append('\n')
+            .append(large == null ? "" : large.describe() + "\n")
             .append("queue pair ").append(qp == null ? "none" : qp.qpNumber() + " " + (released ? "destroyed" : qp.state()))
             .append('\n')
             .append("counters bytesSent=").append(bytesSent).append(" bytesReceived=").append(bytesReceived)
             .append(" messagesSent=").append(messagesSent).append(" messagesReceived=").append(messagesReceived)
             .append(" creditStalls=").append(creditStalls).append(" creditStallNs=").append(creditStallNs)
-            .append(stalled ? " (stalled now)" : "").append(" zeroCopyTransfers=").append(zeroCopyTransfers).append('\n');
+            .append(stalled ? " (stalled now)" : "").append(" zeroCopyTransfers=").append(large == null ? 0 : large.transfers()).append('\n');
         return b.toString();
     }
 

@@ -1,0 +1,301 @@
+package io.jsdp.zcopy;
+
+import io.jsdp.flow.Violation;
+import io.jsdp.flow.engine.LargeTransfers;
+import io.jsdp.flow.wire.MessageId;
+import io.jsdp.verbs.WcStatus;
+import io.jsdp.verbs.WorkCompletion;
+import java.nio.ByteBuffer;
+import java.util.concurrent.ScheduledFuture;
+
+/**
+ * The data sink's side of SrcAvail zero copy ({@code docs/protocol.md} section 9): each advertisement's
+ * remote part is RDMA-read straight into the reader's buffer when the reader reaches it, and reported
+ * with RdmaRdCompl; a heap or small reader buffer, a SrcAvailCancel or a shut input refuses it with
+ * SendSm (the source sends the rest as Data). A READ the device refuses (bad rkey, address or length)
+ * aborts the connection as {@link Violation#BAD_SRC_AVAIL}. Runs under the connection's lock.
+ */
+final class SrcAvailReceiver {
+    /** Advertisements announced in our Hello ({@code max_adverts}): one outstanding at a time. */
+    static final int MAX_ADVERTS = 1;
+    /** Advertisements queued, refused or cancelled ones included, before the reader reaches them. */
+    private static final int RING = 8;
+    /** A reader buffer smaller than this (and than what is left) is refused: a READ would cost more. */
+    static final int MIN_READ_BYTES = 4096;
+
+    private static final class Advert {
+        int mseq;
+        long len;
+        long offset;
+        int rkey;
+        long vaddr;
+        /** Not refused, cancelled or read completely. */
+        boolean active;
+        /** The reader is done with it (it stays at the head until the reader reaches the next one). */
+        boolean finished;
+    }
+
+    private final ZeroCopy zc;
+    private final LargeTransfers.Port port;
+    private final Advert[] ring = new Advert[RING];
+    private long head;
+    private long tail;
+    /** Adverts queued and active, not fully read: at most {@link #MAX_ADVERTS}. */
+    private int activeCount;
+    private long remoteBytes;
+    /** Bytes read and not yet reported; SendSm messages owed. */
+    private long unreported;
+    private int sendSmOwed;
+    // the READ in flight
+    private boolean reading;
+    private boolean readDone;
+    private long readTag;
+    private int readLen;
+    private ByteBuffer readInto;
+    private boolean cancelAfterRead;
+    private RegistrationCache.Entry readReg;
+    private ScheduledFuture<?> readTimer;
+    private long rdmaBytes;
+    private long refusals;
+
+    SrcAvailReceiver(ZeroCopy zc, LargeTransfers.Port port) {
+        this.zc = zc;
+        this.port = port;
+        for (int i = 0; i < RING; i++) {
+            ring[i] = new Advert();
+        }
+    }
+
+    boolean onSrcAvail(int mseq, long len, int inlineBytes, int rkey, long vaddr, boolean inputShut) {
+        if (inlineBytes > len) {
+            port.violation(Violation.BAD_SRC_AVAIL, "SrcAvail mseq " + mseq + " carries " + inlineBytes
+                + " inline bytes but advertises " + len);
+            return false;
+        }
+        if (activeCount >= MAX_ADVERTS || tail - head == RING) {
+            port.violation(Violation.TOO_MANY_ADVERTS, "SrcAvail mseq " + mseq + " while " + activeCount
+                + " advertisement(s) are outstanding (max_adverts " + MAX_ADVERTS + ")");
+            return false;
+        }
+        if (inputShut) {
+            refusals++;
+            sendSmOwed++;
+            transmit();
+            return false;
+        }
+        Advert a = ring[(int) (tail % RING)];
+        tail++;
+        a.mseq = mseq;
+        a.len = len;
+        a.offset = inlineBytes;
+        a.rkey = rkey;
+        a.vaddr = vaddr;
+        a.active = a.offset < a.len;
+        a.finished = false;
+        if (a.active) {
+            activeCount++;
+            remoteBytes += a.len - a.offset;
+        }
+        return true;
+    }
+
+    /** SrcAvailCancel: the source gives up on its outstanding advertisement. */
+    void onCancel() {
+        for (long i = tail - 1; i >= head; i--) {
+            Advert a = ring[(int) (i % RING)];
+            if (a.active) {
+                if (reading && i == head) {
+                    cancelAfterRead = true; // report what the READ brings, then refuse the rest
+                } else {
+                    refuse(a);
+                }
+                return;
+            }
+        }
+        // nothing outstanding: the advertisement was read completely; our RdmaRdCompl answers the cancel
+    }
+
+    private void refuse(Advert a) {
+        a.active = false;
+        activeCount--;
+        remoteBytes -= a.len - a.offset;
+        refusals++;
+        sendSmOwed++;
+        transmit();
+    }
+
+    int readRemote(ByteBuffer dst) {
+        if (reading) {
+            if (!readDone) {
+                return LargeTransfers.IN_PROGRESS;
+            }
+            return completeRead(dst);
+        }
+        if (head < tail && ring[(int) (head % RING)].finished) {
+            head++; // the previous advertisement's remote part; the reader is at the next one now
+        }
+        if (head == tail) {
+            return 0;
+        }
+        Advert a = ring[(int) (head % RING)];
+        if (!a.active) {
+            a.finished = true; // refused or cancelled before the reader came: its rest comes as Data
+            return 0;
+        }
+        long left = a.len - a.offset;
+        if (!dst.isDirect() || dst.remaining() < Math.min(left, MIN_READ_BYTES)) {
+            refuse(a);
+            a.finished = true;
+            return 0;
+        }
+        RegistrationCache.Entry e = zc.acquire(dst);
+        if (e == null) {
+            refuse(a);
+            a.finished = true;
+            return 0;
+        }
+        int n = (int) Math.min(dst.remaining(), left);
+        readTag++;
+        readReg = e;
+        readInto = dst;
+        readLen = n;
+        reading = true;
+        readDone = false;
+        if (!port.postRdmaRead(readTag & 0xFFFF_FFFFL, e.region.address() + dst.position(), e.region.lkey(), n,
+            a.vaddr + a.offset, a.rkey)) {
+            endRead();
+            return LargeTransfers.FAILED;
+        }
+        readTimer = port.schedule(this::onReadTimeout, zc.settings().readTimeoutNs());
+        return LargeTransfers.IN_PROGRESS;
+    }
+
+    private int completeRead(ByteBuffer dst) {
+        int n = readLen;
+        ByteBuffer into = readInto;
+        endRead();
+        Advert a = ring[(int) (head % RING)];
+        if (dst == into) {
+            dst.position(dst.position() + n);
+        }
+        a.offset += n;
+        remoteBytes -= n;
+        rdmaBytes += n;
+        unreported += n;
+        if (a.offset == a.len) {
+            a.active = false;
+            a.finished = true;
+            activeCount--;
+        } else if (cancelAfterRead) {
+            refuse(a);
+            a.finished = true;
+        }
+        cancelAfterRead = false;
+        transmit();
+        return n;
+    }
+
+    private void endRead() {
+        reading = false;
+        readDone = false;
+        readInto = null;
+        if (readTimer != null) {
+            readTimer.cancel(false);
+            readTimer = null;
+        }
+        if (readReg != null) {
+            zc.release(readReg);
+            readReg = null;
+        }
+    }
+
+    void onCompletion(long tag, WorkCompletion wc) {
+        if (!reading || tag != (readTag & 0xFFFF_FFFFL)) {
+            return;
+        }
+        if (wc.isSuccess()) {
+            readDone = true;
+            return;
+        }
+        if (wc.status() == WcStatus.WR_FLUSH_ERR) {
+            return; // the queue pair failed for another reason, which the engine reports
+        }
+        Advert a = ring[(int) (head % RING)];
+        port.violation(Violation.BAD_SRC_AVAIL, "RDMA READ of " + readLen + " bytes at vaddr 0x"
+            + Long.toHexString(a.vaddr + a.offset) + " rkey 0x" + Integer.toHexString(a.rkey) + " for SrcAvail mseq "
+            + a.mseq + " (len " + a.len + ") completed with " + wc.status());
+    }
+
+    private void onReadTimeout() {
+        if (reading && !readDone) {
+            port.fail("zcopy.READ_TIMEOUT", "RDMA READ of " + readLen + " bytes not complete within "
+                + zc.settings().readTimeoutNs() / 1_000_000 + " ms");
+        }
+    }
+
+    boolean remoteLeft() {
+        if (reading) {
+            return true;
+        }
+        if (head == tail) {
+            return false;
+        }
+        Advert a = ring[(int) (head % RING)];
+        return !a.finished;
+    }
+
+    long remoteBytes() {
+        return remoteBytes;
+    }
+
+    void discardIncoming() {
+        for (long i = head; i < tail; i++) {
+            Advert a = ring[(int) (i % RING)];
+            if (a.active && !(reading && i == head)) {
+                refuse(a);
+            }
+        }
+        if (reading) {
+            cancelAfterRead = true;
+        } else {
+            head = tail;
+        }
+    }
+
+    boolean hasPendingOutput() {
+        return unreported > 0 || sendSmOwed > 0;
+    }
+
+    /** Reports first (they belong to the advertisement a SendSm ends), then SendSm. */
+    void transmit() {
+        if (unreported > 0 && port.postControl(MessageId.RDMA_RD_COMPL, (int) unreported)) {
+            unreported = 0;
+        }
+        while (unreported == 0 && sendSmOwed > 0 && port.postControl(MessageId.SEND_SM, 0)) {
+            sendSmOwed--;
+        }
+    }
+
+    void release() {
+        if (readTimer != null) {
+            readTimer.cancel(false);
+            readTimer = null;
+        }
+        if (readReg != null) {
+            zc.release(readReg);
+            readReg = null;
+        }
+        reading = false;
+        readInto = null;
+    }
+
+    long rdmaBytes() {
+        return rdmaBytes;
+    }
+
+    String describe() {
+        return "sink adverts=" + (tail - head) + " active=" + activeCount + " remoteBytes=" + remoteBytes + " reading="
+            + reading + " unreported=" + unreported + " sendSmOwed=" + sendSmOwed + " refusals=" + refusals
+            + " rdmaBytes=" + rdmaBytes;
+    }
+}

@@ -1,0 +1,64 @@
+package io.jsdp.zcopy;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.jsdp.flow.engine.SdpConnection;
+import io.jsdp.flow.engine.SdpOptions;
+import java.nio.ByteBuffer;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** SrcAvail / RDMA READ / RdmaRdCompl between two engines of this JVM, the basic cases. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class ZeroCopyTransferTest {
+    static final SdpOptions OPTIONS = new SdpOptions().zcopyThreshold(64 * 1024);
+
+    @Test
+    void sendsDeviceMemoryByRdmaReadIntoADirectReaderBuffer() throws Exception {
+        try (ZcopyPair z = ZcopyPair.open(OPTIONS, ZeroCopySettings.fromSystemProperties())) {
+            SdpConnection a = z.pair.a;
+            SdpConnection b = z.pair.b;
+            ByteBuffer src = z.zcA.allocateDirect(1 << 20);
+            Zio.fill(src, 0, src.capacity(), 0);
+            Future<?> w = TestThreads.POOL.submit(() -> {
+                Zio.writeFully(a, src);
+                return null;
+            });
+            ByteBuffer dst = ByteBuffer.allocateDirect(1 << 20);
+            Zio.readFully(b, dst);
+            w.get(30, TimeUnit.SECONDS);
+            Zio.check(dst, 0, dst.capacity(), 0);
+            assertEquals(1, a.stats().zeroCopyTransfers(), a.snapshot());
+            assertEquals((1 << 20) - ZeroCopySettings.INLINE_BYTES_DEFAULT, a.stats().zeroCopyBytes(), a.snapshot());
+            assertEquals((1 << 20) - ZeroCopySettings.INLINE_BYTES_DEFAULT, b.stats().zeroCopyBytes(), b.snapshot());
+            a.close();
+            b.close();
+            assertTrue(a.awaitReleased(TimeUnit.SECONDS.toNanos(10)));
+            assertTrue(b.awaitReleased(TimeUnit.SECONDS.toNanos(10)));
+        }
+    }
+
+    @Test
+    void heapReaderRefusesWithSendSmAndTheRestComesByBufferCopy() throws Exception {
+        try (ZcopyPair z = ZcopyPair.open(OPTIONS, ZeroCopySettings.fromSystemProperties())) {
+            SdpConnection a = z.pair.a;
+            SdpConnection b = z.pair.b;
+            ByteBuffer src = z.zcA.allocateDirect(300_000);
+            Zio.fill(src, 0, src.capacity(), 0);
+            Future<?> w = TestThreads.POOL.submit(() -> {
+                Zio.writeFully(a, src);
+                return null;
+            });
+            ByteBuffer dst = ByteBuffer.allocate(300_000);
+            Zio.readFully(b, dst);
+            w.get(30, TimeUnit.SECONDS);
+            Zio.check(dst, 0, dst.capacity(), 0);
+            assertEquals(0, a.stats().zeroCopyTransfers(), a.snapshot());
+            assertEquals(0, b.stats().zeroCopyBytes());
+            assertTrue(a.snapshot().contains("fallbacks=1"), a.snapshot());
+        }
+    }
+}
