@@ -146,6 +146,16 @@ final class RegistrationCache {
         return entries.size();
     }
 
+    ZeroCopy.CacheStats stats() {
+        int inUse = 0;
+        for (Entry e : entries) {
+            if (e.refs > 0) {
+                inUse++;
+            }
+        }
+        return new ZeroCopy.CacheStats(entries.size(), inUse, registeredBytes, hits, misses, evictions);
+    }
+
     long registeredBytes() {
         return registeredBytes;
     }

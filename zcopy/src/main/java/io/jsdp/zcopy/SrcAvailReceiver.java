@@ -209,21 +209,22 @@ final class SrcAvailReceiver {
         }
     }
 
-    void onCompletion(long tag, WorkCompletion wc) {
-        if (!reading || tag != (readTag & 0xFFFF_FFFFL)) {
-            return;
-        }
+    boolean onCompletion(long tag, WorkCompletion wc) {
         if (wc.isSuccess()) {
-            readDone = true;
-            return;
+            if (reading && tag == (readTag & 0xFFFF_FFFFL)) {
+                readDone = true;
+            }
+            return true;
         }
-        if (wc.status() == WcStatus.WR_FLUSH_ERR) {
-            return; // the queue pair failed for another reason, which the engine reports
+        WcStatus s = wc.status();
+        if (!reading || s != WcStatus.REM_ACCESS_ERR && s != WcStatus.REM_INV_REQ_ERR) {
+            return false; // flushed, peer gone, transport retries: the engine's own failure path
         }
         Advert a = ring[(int) (head % RING)];
         port.violation(Violation.BAD_SRC_AVAIL, "RDMA READ of " + readLen + " bytes at vaddr 0x"
             + Long.toHexString(a.vaddr + a.offset) + " rkey 0x" + Integer.toHexString(a.rkey) + " for SrcAvail mseq "
             + a.mseq + " (len " + a.len + ") completed with " + wc.status());
+        return true;
     }
 
     private void onReadTimeout() {

@@ -194,6 +194,33 @@ public final class ZeroCopy implements LargeTransfers.Factory {
     }
 
     /**
+     * The registration cache's counters.
+     *
+     * @param registrations registrations held (in use or cached)
+     * @param inUse held by a transfer now
+     * @param registeredBytes bytes registered
+     * @param hits acquisitions that found a registration
+     * @param misses acquisitions that registered
+     * @param evictions idle registrations dropped for the budget
+     */
+    public record CacheStats(int registrations, int inUse, long registeredBytes, long hits, long misses, long evictions) {
+    }
+
+    /**
+     * The registration cache's counters now.
+     *
+     * @return a consistent copy
+     */
+    public CacheStats cacheStats() {
+        lock.lock();
+        try {
+            return cache.stats();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
      * The cache in one line.
      *
      * @return e.g. "registrations=2 bytes=2097152 budget=67108864 hits=98 misses=2 evictions=0"

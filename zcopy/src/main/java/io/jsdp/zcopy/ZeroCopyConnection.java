@@ -72,8 +72,8 @@ final class ZeroCopyConnection implements LargeTransfers {
     }
 
     @Override
-    public void onCompletion(long tag, WorkCompletion wc) {
-        sink.onCompletion(tag, wc);
+    public boolean onCompletion(long tag, WorkCompletion wc) {
+        return sink.onCompletion(tag, wc);
     }
 
     @Override

@@ -260,8 +260,11 @@ public interface LargeTransfers {
      *
      * @param tag the tag it was posted with
      * @param wc the completion (valid during the call only)
+     * @return false when the engine should handle a failed completion as any of its own (a transport
+     *     error: the peer is gone or the queue pair failed); true when handled (success, or a
+     *     violation raised)
      */
-    void onCompletion(long tag, WorkCompletion wc);
+    boolean onCompletion(long tag, WorkCompletion wc);
 
     /** The connection released its queue pair: drop registrations and timers. */
     void release();

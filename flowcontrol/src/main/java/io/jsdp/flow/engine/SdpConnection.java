@@ -1151,10 +1151,7 @@ public final class SdpConnection {
             handleReceiveLocked(wc, index);
             return;
         }
-        if (kind == KIND_ZCOPY) {
-            if (large != null && state != State.FAILED) {
-                large.onCompletion(wc.wrId() & INDEX_MASK, wc);
-            }
+        if (kind == KIND_ZCOPY && large != null && state != State.FAILED && large.onCompletion(wc.wrId() & INDEX_MASK, wc)) {
             return;
         }
         if (!wc.isSuccess()) {
@@ -1187,6 +1184,9 @@ public final class SdpConnection {
         }
         if (kind == KIND_CTRL) {
             return "control";
+        }
+        if (kind == KIND_ZCOPY) {
+            return "RDMA READ";
         }
         return kind == KIND_KEEPALIVE ? "keepalive" : "receive";
     }
@@ -1759,7 +1759,7 @@ public final class SdpConnection {
      */
     private boolean peerGoneIfEverythingReadLocked(String why) {
         boolean readEverything = state == State.ESTABLISHED && slotPosted == slotOpen && openBytes == 0
-            && (large == null || !large.holdsOutput())
+            && (large == null || !large.holdsOutput() && large.remoteBytes() == 0)
             && (lastDataMseq < 0 || lastPeerAck - lastDataMseq >= 0) && lastPeerBufs >= peerCapacity && peerCapacity > 0;
         if (!readEverything) {
             return false;
