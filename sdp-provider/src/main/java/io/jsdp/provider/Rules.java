@@ -214,8 +214,8 @@ public final class Rules {
                             + "and nic-assisted come with their issue)");
                     }
                 }
-                case "zcopyThreshold" -> throw new IllegalArgumentException("zcopyThreshold: zero copy is not "
-                    + "available yet (it comes with its issue); remove the setting");
+                case "zcopyThreshold" -> o.zcopyThreshold(parseInt(v, "zcopyThreshold (0 or at least "
+                    + SdpOptions.ZCOPY_THRESHOLD_MIN + ")", 0, Integer.MAX_VALUE));
                 default -> throw new IllegalArgumentException("unknown setting '" + e.getKey() + "'");
             }
         }

@@ -58,7 +58,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     private static final Set<SocketOption<?>> OPTIONS = Set.of(StandardSocketOptions.SO_SNDBUF,
         StandardSocketOptions.SO_RCVBUF, StandardSocketOptions.SO_KEEPALIVE, StandardSocketOptions.SO_REUSEADDR,
         StandardSocketOptions.SO_LINGER, StandardSocketOptions.TCP_NODELAY, StandardSocketOptions.IP_TOS,
-        SdpSocketOptions.TRANSPORT, SdpSocketOptions.USE_SDP);
+        SdpSocketOptions.TRANSPORT, SdpSocketOptions.USE_SDP, SdpSocketOptions.ZCOPY_THRESHOLD);
 
     private final ReentrantLock readLock = new ReentrantLock();
     private final ReentrantLock writeLock = new ReentrantLock();
@@ -442,6 +442,9 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             if ((v = options.get(StandardSocketOptions.SO_LINGER)) != null) {
                 o.lingerSeconds((Integer) v);
             }
+            if ((v = options.get(SdpSocketOptions.ZCOPY_THRESHOLD)) != null) {
+                o.zcopyThreshold((Integer) v);
+            }
             return o;
         } finally {
             stateLock.unlock();
@@ -451,7 +454,8 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     @SuppressWarnings({"unchecked", "rawtypes"})
     private void applyOptions(SocketChannel ch) throws IOException {
         for (Map.Entry<SocketOption<?>, Object> e : options.entrySet()) {
-            if (e.getKey() != SdpSocketOptions.TRANSPORT && e.getKey() != SdpSocketOptions.USE_SDP) {
+            if (e.getKey() != SdpSocketOptions.TRANSPORT && e.getKey() != SdpSocketOptions.USE_SDP
+                && e.getKey() != SdpSocketOptions.ZCOPY_THRESHOLD) {
                 ch.setOption((SocketOption) e.getKey(), e.getValue());
             }
         }
@@ -730,7 +734,8 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                     begin();
                 }
                 for (;;) {
-                    n = c.write(src);
+                    // a blocking writer calls again with the same buffer: the peer may read it in place
+                    n = c.write(src, blocking ? SdpConnection.HOLDS_BUFFER : 0);
                     if (n < 0) {
                         break;
                     }
@@ -892,6 +897,15 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                 if (sdp != null || tcp != null && (tcp.isConnected() || tcp.isConnectionPending())) {
                     throw new IllegalStateException("jsdp.USE_SDP is for unconnected sockets");
                 }
+            } else if (name == SdpSocketOptions.ZCOPY_THRESHOLD) {
+                int t = (Integer) value;
+                if (t != 0 && t < SdpOptions.ZCOPY_THRESHOLD_MIN) {
+                    throw new IllegalArgumentException("Invalid value '" + value + "' (0 or at least "
+                        + SdpOptions.ZCOPY_THRESHOLD_MIN + ")");
+                }
+                if (sdp != null) {
+                    sdp.zcopyThreshold(t);
+                }
             } else if (tcp != null) {
                 tcp.setOption(name, value); // validates as the JDK does
             } else if (name.type() == Integer.class && (Integer) value < 0 && name != StandardSocketOptions.SO_LINGER) {
@@ -922,6 +936,9 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             }
             if (name == SdpSocketOptions.USE_SDP) {
                 return (T) options.getOrDefault(name, Boolean.TRUE);
+            }
+            if (name == SdpSocketOptions.ZCOPY_THRESHOLD) {
+                return (T) options.getOrDefault(name, new SdpOptions().zcopyThreshold());
             }
             if (tcp != null && sdp == null) {
                 return tcp.getOption(name);

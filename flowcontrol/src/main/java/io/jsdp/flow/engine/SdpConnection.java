@@ -771,6 +771,20 @@ public final class SdpConnection {
     }
 
     /**
+     * Sets the zero-copy threshold at run time (it takes effect with the next write).
+     *
+     * @param bytes 0 (off) or at least {@link SdpOptions#ZCOPY_THRESHOLD_MIN}
+     */
+    public void zcopyThreshold(int bytes) {
+        lock.lock();
+        try {
+            options.zcopyThreshold(bytes);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
      * Whether small writes go out at once.
      *
      * @return the current {@code TCP_NODELAY}
@@ -1355,7 +1369,8 @@ public final class SdpConnection {
     }
 
     private int offeredCapabilities() {
-        return largeFactory == null || options.zcopyThreshold() == 0 ? 0 : largeFactory.capabilities();
+        // offered whatever the threshold: the socket option may turn it on later
+        return largeFactory == null ? 0 : largeFactory.capabilities();
     }
 
     private void openLargeTransfersLocked(int negotiated) {
