@@ -600,6 +600,16 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
 
     // ------------------------------------------------------------------ data
 
+    /** The SDP connection's counters (tests and diagnostics); null when not over SDP. */
+    SdpConnection.ConnectionStats sdpStats() {
+        stateLock.lock();
+        try {
+            return sdp == null ? null : sdp.stats();
+        } finally {
+            stateLock.unlock();
+        }
+    }
+
     private SdpConnection sdpOrNull() throws IOException {
         stateLock.lock();
         try {
