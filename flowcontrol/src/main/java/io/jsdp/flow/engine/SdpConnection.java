@@ -522,15 +522,14 @@ public final class SdpConnection {
                     Thread.onSpinWait();
                     continue;
                 }
-                if (!armLocked()) {
-                    continue;
-                }
-                waiters++;
+                waiters++; // before arming: the progress thread must not leave the event to us (onCompletionEvent)
                 try {
-                    // the READ's own timeout (zcopy) fails the connection, which signals us
-                    changed.awaitNanos(TimeUnit.MILLISECONDS.toNanos(10));
+                    if (armLocked()) {
+                        // the READ's own timeout (zcopy) fails the connection, which signals us
+                        changed.awaitNanos(TimeUnit.MILLISECONDS.toNanos(10));
+                    }
                 } catch (InterruptedException e) {
-                    interrupted = true; // the peer is writing into dst: finish the READ first
+                    interrupted = true; // the READ writes into dst: finish it first
                 } finally {
                     waiters--;
                 }
@@ -780,7 +779,7 @@ public final class SdpConnection {
         try {
             options.zcopyThreshold(bytes);
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
