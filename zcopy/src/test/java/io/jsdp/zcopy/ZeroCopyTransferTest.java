@@ -61,4 +61,36 @@ class ZeroCopyTransferTest {
             assertTrue(a.snapshot().contains("fallbacks=1"), a.snapshot());
         }
     }
+
+    /** A stream of writes at exactly the threshold, read as a sink does: no write waits for the 1 s advertisement timeout. */
+    @Test
+    void thresholdSizedWritesStreamWithoutWaitingForTheAdvertisementTimeout() throws Exception {
+        try (ZcopyPair z = ZcopyPair.open(OPTIONS, ZeroCopySettings.fromSystemProperties())) {
+            SdpConnection a = z.pair.a;
+            SdpConnection b = z.pair.b;
+            ByteBuffer src = z.zcA.allocateDirect(64 * 1024);
+            int writes = 300;
+            Future<?> w = TestThreads.POOL.submit(() -> {
+                for (int i = 0; i < writes; i++) {
+                    src.clear();
+                    Zio.writeFully(a, src);
+                }
+                a.shutdownOutput();
+                return null;
+            });
+            ByteBuffer dst = ByteBuffer.allocateDirect(64 * 1024);
+            long total = 0;
+            long t0 = System.nanoTime();
+            int n;
+            while ((n = Zio.read(b, dst)) >= 0) {
+                total += n;
+                dst.clear();
+            }
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            w.get(30, TimeUnit.SECONDS);
+            assertEquals(writes * 64L * 1024, total);
+            assertEquals(writes, a.stats().zeroCopyTransfers(), a.snapshot());
+            assertTrue(ms < 5_000, writes + " writes took " + ms + " ms: " + a.snapshot());
+        }
+    }
 }

@@ -21,7 +21,7 @@ final class Options {
         "scenarios: rr, stream, rate, connect, progress (all = every one)",
         "options:",
         "  --transports LIST    tcp,tcp-poll,uds,sdp (default: all four)",
-        "  --sdp-variants LIST  SDP variants from the registry (default: credit,spin0; --list-variants)",
+        "  --sdp-variants LIST  SDP variants from the registry (default: credit,spin0,bcopy,zcopy; --list-variants)",
         "  --sizes LIST         message sizes in bytes for rr, stream and rate (default per scenario)",
         "  --computes LIST      progress: computation between send and receive, in µs (default 0,10,50,100,200,500)",
         "  --warmup-ms N        warm-up per measurement point (default 1000; --quick 150)",
@@ -197,7 +197,8 @@ final class Options {
         }
         b.transports.addAll(transports != null ? transports : Arrays.asList(Transport.values()));
         b.sdpVariants.addAll(variants != null ? variants
-            : List.of(SdpVariant.named(SdpVariant.DEFAULT), SdpVariant.named(SdpVariant.BLOCKING)));
+            : List.of(SdpVariant.named(SdpVariant.DEFAULT), SdpVariant.named(SdpVariant.BLOCKING),
+                SdpVariant.named(SdpVariant.BCOPY), SdpVariant.named(SdpVariant.ZCOPY)));
         for (Scenario s : Scenario.values()) {
             if (sizesSpec != null && sizesSpec.containsKey(s)) {
                 b.sizes.put(s, sizesSpec.get(s));

@@ -28,6 +28,15 @@ record SdpVariant(String name, Map<String, String> properties, boolean poll, Str
     static final String BLOCKING = "spin0";
     /** Like {@code tcp-poll}: never parks, whatever the spin window. */
     static final String POLL = "poll";
+    /** Buffer copy from device memory: the baseline of {@link #ZCOPY}. */
+    static final String BCOPY = "bcopy";
+    /** Zero copy (issue 9). */
+    static final String ZCOPY = "zcopy";
+    /**
+     * Bench property: the workers' direct buffers come from {@code io.jsdp.Sdp.allocateDirect} (device
+     * memory, which zero copy can advertise) instead of {@code ByteBuffer.allocateDirect}.
+     */
+    static final String DEVICE_MEMORY_PROP = "jsdp.bench.deviceMemory";
 
     private static final Map<String, SdpVariant> REGISTRY = new LinkedHashMap<>();
 
@@ -42,6 +51,15 @@ record SdpVariant(String name, Map<String, String> properties, boolean poll, Str
                 + " do SoftRdma's waiters (" + ShmSettings.SPIN_NS_PROP + "=0); what a CPU-frugal deployment gets"));
         add(new SdpVariant(POLL, Map.of(), true, "spin (non-blocking busy-poll)",
             "credit, but both ends use non-blocking channels and spin on read/write as tcp-poll does: never parks"));
+        add(new SdpVariant(BCOPY, Map.of(DEVICE_MEMORY_PROP, "true", SdpOptions.ZCOPY_THRESHOLD_PROP, "0"), false,
+            "spin " + SdpOptions.SPIN_NS_DEFAULT / 1000 + " µs, then park",
+            "buffer copy from device memory (Sdp.allocateDirect buffers, " + SdpOptions.ZCOPY_THRESHOLD_PROP + "=0): "
+                + "the baseline zcopy is compared with"));
+        add(new SdpVariant(ZCOPY, Map.of(DEVICE_MEMORY_PROP, "true"), false,
+            "spin " + SdpOptions.SPIN_NS_DEFAULT / 1000 + " µs, then park",
+            "zero copy: blocking writes of Sdp.allocateDirect buffers of at least " + SdpOptions.ZCOPY_THRESHOLD_PROP + "="
+                + SdpOptions.ZCOPY_THRESHOLD_DEFAULT + " bytes go by SrcAvail / RDMA READ into the reader's direct buffer; "
+                + "smaller ones by buffer copy"));
     }
 
     SdpVariant {
