@@ -791,21 +791,68 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                     throw e;
                 }
             }
+            if (!isBlocking()) {
+                long total = 0;
+                for (int i = offset; i < offset + length; i++) {
+                    if (!srcs[i].hasRemaining()) {
+                        continue;
+                    }
+                    int n = write(srcs[i]);
+                    total += n;
+                    if (srcs[i].hasRemaining()) {
+                        break;
+                    }
+                }
+                return total;
+            }
+            if (outputShut) {
+                throw new ClosedChannelException();
+            }
+            // blocking: the engine may advertise several buffers at once (asynchronous zero copy); it
+            // returns 0 until the peer is done with them, and this loop holds them meanwhile
+            boolean completed = false;
             long total = 0;
-            for (int i = offset; i < offset + length; i++) {
-                if (!srcs[i].hasRemaining()) {
-                    continue;
+            long n = 0;
+            try {
+                begin();
+                for (;;) {
+                    n = c.write(srcs, offset, length, SdpConnection.HOLDS_BUFFER);
+                    if (n < 0) {
+                        break;
+                    }
+                    total += n;
+                    if (!hasRemaining(srcs, offset, length) || !isBlocking()) {
+                        break;
+                    }
+                    if (n == 0) {
+                        try {
+                            c.await(SdpConnection.OP_WRITE, Long.MAX_VALUE);
+                        } catch (InterruptedException e) {
+                            awaitInterruptClose();
+                            return total; // end(false) throws ClosedByInterruptException
+                        }
+                    }
                 }
-                int n = write(srcs[i]);
-                total += n;
-                if (srcs[i].hasRemaining()) {
-                    break;
-                }
+                completed = n != SdpConnection.CLOSED;
+            } finally {
+                end(completed);
+            }
+            if (n < 0 && total == 0) {
+                statusToCount(c, (int) n, true);
             }
             return total;
         } finally {
             writeLock.unlock();
         }
+    }
+
+    private static boolean hasRemaining(ByteBuffer[] srcs, int offset, int length) {
+        for (int i = offset; i < offset + length; i++) {
+            if (srcs[i].hasRemaining()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Override

@@ -16,10 +16,10 @@ import java.util.concurrent.ScheduledFuture;
  * aborts the connection as {@link Violation#BAD_SRC_AVAIL}. Runs under the connection's lock.
  */
 final class SrcAvailReceiver {
-    /** Advertisements announced in our Hello ({@code max_adverts}): one outstanding at a time. */
-    static final int MAX_ADVERTS = 1;
+    /** Advertisements we accept outstanding, announced in our Hello ({@code max_adverts}). */
+    static final int MAX_ADVERTS = 4;
     /** Advertisements queued, refused or cancelled ones included, before the reader reaches them. */
-    private static final int RING = 8;
+    private static final int RING = 16;
     /** A reader buffer smaller than this (and than what is left) is refused: a READ would cost more. */
     static final int MIN_READ_BYTES = 4096;
 
@@ -33,6 +33,8 @@ final class SrcAvailReceiver {
         boolean active;
         /** The reader is done with it (it stays at the head until the reader reaches the next one). */
         boolean finished;
+        /** Voided by the refusal of an earlier one: the source sends its bytes again as Data. */
+        boolean discarded;
     }
 
     private final ZeroCopy zc;
@@ -46,6 +48,14 @@ final class SrcAvailReceiver {
     /** Bytes read and not yet reported; SendSm messages owed. */
     private long unreported;
     private int sendSmOwed;
+    /**
+     * We refused an advertisement: every SrcAvail the source sent before it saw our SendSm (its
+     * {@code mseq_ack} older than the SendSm's {@code mseq}, or the SendSm not yet sent) is discarded,
+     * inline bytes included — the source sends them again by buffer copy.
+     */
+    private boolean refusing;
+    private int sendSmMseq;
+    private long discards;
     // the READ in flight
     private boolean reading;
     private boolean readDone;
@@ -66,7 +76,14 @@ final class SrcAvailReceiver {
         }
     }
 
-    boolean onSrcAvail(int mseq, long len, int inlineBytes, int rkey, long vaddr, boolean inputShut) {
+    boolean onSrcAvail(int mseq, long len, int inlineBytes, int rkey, long vaddr, boolean inputShut, int mseqAck) {
+        if (refusing) {
+            if (sendSmOwed > 0 || unreported > 0 || mseqAck - sendSmMseq < 0) {
+                discards++;
+                return false; // sent before the source saw our SendSm: voided there
+            }
+            refusing = false;
+        }
         if (inlineBytes > len) {
             port.violation(Violation.BAD_SRC_AVAIL, "SrcAvail mseq " + mseq + " carries " + inlineBytes
                 + " inline bytes but advertises " + len);
@@ -79,8 +96,7 @@ final class SrcAvailReceiver {
         }
         if (inputShut) {
             refusals++;
-            sendSmOwed++;
-            transmit();
+            startRefusing();
             return false;
         }
         Advert a = ring[(int) (tail % RING)];
@@ -92,6 +108,7 @@ final class SrcAvailReceiver {
         a.vaddr = vaddr;
         a.active = a.offset < a.len;
         a.finished = false;
+        a.discarded = false;
         if (a.active) {
             activeCount++;
             remoteBytes += a.len - a.offset;
@@ -101,7 +118,7 @@ final class SrcAvailReceiver {
 
     /** SrcAvailCancel: the source gives up on its outstanding advertisement. */
     void onCancel() {
-        for (long i = tail - 1; i >= head; i--) {
+        for (long i = head; i < tail; i++) {
             Advert a = ring[(int) (i % RING)];
             if (a.active) {
                 if (reading && i == head) {
@@ -115,13 +132,54 @@ final class SrcAvailReceiver {
         // nothing outstanding: the advertisement was read completely; our RdmaRdCompl answers the cancel
     }
 
+    /** Refuses {@code a} with SendSm and discards every advertisement after it (the source voids them). */
     private void refuse(Advert a) {
-        a.active = false;
-        activeCount--;
-        remoteBytes -= a.len - a.offset;
+        deactivate(a);
         refusals++;
+        boolean after = false;
+        for (long i = head; i < tail; i++) {
+            Advert b = ring[(int) (i % RING)];
+            if (b == a) {
+                after = true;
+            } else if (after && !b.finished) {
+                if (b.active) {
+                    deactivate(b);
+                }
+                b.discarded = true;
+                discards++;
+            }
+        }
+        startRefusing();
+    }
+
+    private void deactivate(Advert a) {
+        if (a.active) {
+            a.active = false;
+            activeCount--;
+            remoteBytes -= a.len - a.offset;
+        }
+    }
+
+    private void startRefusing() {
+        refusing = true;
         sendSmOwed++;
         transmit();
+    }
+
+    /** The reader reached an advertisement's inline bytes: move the ring's head to it. */
+    boolean startAdvert() {
+        if (head < tail && ring[(int) (head % RING)].finished) {
+            head++; // the previous advertisement's remote part is behind the reader
+        }
+        if (head == tail) {
+            return false;
+        }
+        Advert a = ring[(int) (head % RING)];
+        if (a.discarded) {
+            a.finished = true;
+            return true;
+        }
+        return false;
     }
 
     int readRemote(ByteBuffer dst) {
@@ -131,13 +189,13 @@ final class SrcAvailReceiver {
             }
             return completeRead(dst);
         }
-        if (head < tail && ring[(int) (head % RING)].finished) {
-            head++; // the previous advertisement's remote part; the reader is at the next one now
-        }
         if (head == tail) {
             return 0;
         }
         Advert a = ring[(int) (head % RING)];
+        if (a.finished) {
+            return 0;
+        }
         if (!a.active) {
             a.finished = true; // refused or cancelled before the reader came: its rest comes as Data
             return 0;
@@ -250,17 +308,19 @@ final class SrcAvailReceiver {
     }
 
     void discardIncoming() {
+        if (reading) {
+            // never SendSm while our READ runs: the source would free the buffer under it
+            cancelAfterRead = true;
+            return;
+        }
         for (long i = head; i < tail; i++) {
             Advert a = ring[(int) (i % RING)];
-            if (a.active && !(reading && i == head)) {
-                refuse(a);
+            if (a.active) {
+                refuse(a); // discards the later ones too
+                break;
             }
         }
-        if (reading) {
-            cancelAfterRead = true;
-        } else {
-            head = tail;
-        }
+        head = tail;
     }
 
     boolean hasPendingOutput() {
@@ -269,11 +329,16 @@ final class SrcAvailReceiver {
 
     /** Reports first (they belong to the advertisement a SendSm ends), then SendSm. */
     void transmit() {
-        if (unreported > 0 && port.postControl(MessageId.RDMA_RD_COMPL, (int) unreported)) {
+        if (unreported > 0 && port.postControl(MessageId.RDMA_RD_COMPL, (int) unreported) >= 0) {
             unreported = 0;
         }
-        while (unreported == 0 && sendSmOwed > 0 && port.postControl(MessageId.SEND_SM, 0)) {
+        while (unreported == 0 && sendSmOwed > 0) {
+            int m = port.postControl(MessageId.SEND_SM, 0);
+            if (m < 0) {
+                break;
+            }
             sendSmOwed--;
+            sendSmMseq = m;
         }
     }
 
@@ -296,7 +361,8 @@ final class SrcAvailReceiver {
 
     String describe() {
         return "sink adverts=" + (tail - head) + " active=" + activeCount + " remoteBytes=" + remoteBytes + " reading="
-            + reading + " unreported=" + unreported + " sendSmOwed=" + sendSmOwed + " refusals=" + refusals
+            + reading + " unreported=" + unreported + " sendSmOwed=" + sendSmOwed + " refusing=" + refusing + " refusals=" + refusals
+            + " discards=" + discards
             + " rdmaBytes=" + rdmaBytes;
     }
 }

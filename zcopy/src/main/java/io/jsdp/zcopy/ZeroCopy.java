@@ -72,6 +72,11 @@ public final class ZeroCopy implements LargeTransfers.Factory {
     }
 
     @Override
+    public int maxAdverts() {
+        return SrcAvailReceiver.MAX_ADVERTS;
+    }
+
+    @Override
     public LargeTransfers open(LargeTransfers.Port port) {
         return new ZeroCopyConnection(this, port);
     }

@@ -37,8 +37,18 @@ final class ZeroCopyConnection implements LargeTransfers {
     }
 
     @Override
-    public boolean onSrcAvail(int mseq, long len, int inlineBytes, int rkey, long vaddr, boolean inputShut) {
-        return sink.onSrcAvail(mseq, len, inlineBytes, rkey, vaddr, inputShut);
+    public boolean onSrcAvail(int mseq, long len, int inlineBytes, int rkey, long vaddr, boolean inputShut, int mseqAck) {
+        return sink.onSrcAvail(mseq, len, inlineBytes, rkey, vaddr, inputShut, mseqAck);
+    }
+
+    @Override
+    public boolean startAdvert() {
+        return sink.startAdvert();
+    }
+
+    @Override
+    public long write(ByteBuffer[] srcs, int offset, int length) {
+        return source.write(srcs, offset, length);
     }
 
     @Override

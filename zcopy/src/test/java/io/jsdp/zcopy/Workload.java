@@ -22,11 +22,28 @@ final class Workload {
      */
     static long write(SdpConnection c, ZeroCopy zc, int threshold, int writes, long seed) throws Exception {
         SplittableRandom r = new SplittableRandom(seed);
-        ByteBuffer[] device = {zc.allocateDirect(4 * threshold), zc.allocateDirect(4 * threshold)};
+        ByteBuffer[] device = {zc.allocateDirect(4 * threshold), zc.allocateDirect(4 * threshold),
+            zc.allocateDirect(4 * threshold), zc.allocateDirect(4 * threshold)};
         ByteBuffer plainDirect = ByteBuffer.allocateDirect(4 * threshold);
         ByteBuffer heap = ByteBuffer.allocate(4 * threshold);
         long offset = 0;
         for (int i = 0; i < writes; i++) {
+            if (r.nextInt(4) == 0) {
+                // a gathering write: several buffers advertised at once (asynchronous zero copy)
+                ByteBuffer[] g = new ByteBuffer[2 + r.nextInt(3)];
+                for (int k = 0; k < g.length; k++) {
+                    ByteBuffer buf = k < 2 && r.nextInt(6) == 0 ? (k == 0 ? plainDirect : heap) : device[k];
+                    int len = threshold / 2 + r.nextInt(3 * threshold);
+                    int at = r.nextInt(buf.capacity() - len + 1);
+                    buf.clear();
+                    Zio.fill(buf, at, len, offset);
+                    buf.position(at).limit(at + len);
+                    g[k] = buf;
+                    offset += len;
+                }
+                Zio.writeFully(c, g);
+                continue;
+            }
             int kind = r.nextInt(10);
             ByteBuffer buf = kind < 7 ? device[kind & 1] : kind < 9 ? plainDirect : heap;
             int len = threshold / 2 + r.nextInt(3 * threshold);
@@ -38,8 +55,9 @@ final class Workload {
             offset += len;
         }
         c.shutdownOutput();
-        zc.free(device[0]);
-        zc.free(device[1]);
+        for (ByteBuffer d : device) {
+            zc.free(d);
+        }
         return offset;
     }
 

@@ -126,6 +126,75 @@ class ZeroCopyIntegrityTest {
     }
 
     @Test
+    void theSharedWorkloadWithGatheringWritesKeepsEveryByte() throws Exception {
+        long seed = seed();
+        try (ZcopyPair z = ZcopyPair.open(OPTIONS, QUICK_CANCEL)) {
+            SdpConnection a = z.pair.a;
+            SdpConnection b = z.pair.b;
+            Future<Long> w = TestThreads.POOL.submit(() -> Workload.write(a, z.zcA, THRESHOLD, 200, seed));
+            long read;
+            try {
+                read = Workload.read(b, THRESHOLD, seed + 1);
+            } catch (IOException | AssertionError e) {
+                throw new AssertionError("seed " + seed + "; writer " + (w.isDone() ? writerOutcome(w) : "running")
+                    + "\nwriter's end: " + a.snapshot(), e);
+            }
+            assertEquals(w.get(60, TimeUnit.SECONDS).longValue(), read, "seed " + seed);
+            String snap = a.snapshot();
+            assertTrue(count(snap, "maxInFlight") > 1, "seed " + seed + ": several advertisements in flight\n" + snap);
+            assertTrue(a.stats().zeroCopyTransfers() > 0, snap);
+        }
+    }
+
+    @Test
+    void gatheringWritesAdvertiseSeveralBuffersAtOnceAndARefusalVoidsTheLaterOnes() throws Exception {
+        try (ZcopyPair z = ZcopyPair.open(OPTIONS, ZeroCopySettings.fromSystemProperties())) {
+            SdpConnection a = z.pair.a;
+            SdpConnection b = z.pair.b;
+            ByteBuffer[] g = new ByteBuffer[4];
+            long offset = 0;
+            for (int k = 0; k < g.length; k++) {
+                g[k] = z.zcA.allocateDirect(200_000);
+                Zio.fill(g[k], 0, g[k].capacity(), offset);
+                offset += g[k].capacity();
+            }
+            long total = offset;
+            // a direct reader: all four read by RDMA, several advertised at once
+            Future<?> w = TestThreads.POOL.submit(() -> {
+                Zio.writeFully(a, g);
+                return null;
+            });
+            ByteBuffer dst = ByteBuffer.allocateDirect((int) total);
+            Zio.readFully(b, dst);
+            w.get(30, TimeUnit.SECONDS);
+            Zio.check(dst, 0, dst.capacity(), 0);
+            assertEquals(4, a.stats().zeroCopyTransfers(), a.snapshot());
+            assertEquals(4, count(a.snapshot(), "maxInFlight"), a.snapshot());
+            // a heap reader: the first is refused (SendSm), the other three voided, all by buffer copy
+            for (ByteBuffer x : g) {
+                x.clear();
+            }
+            long base = total;
+            offset = base;
+            for (ByteBuffer x : g) {
+                Zio.fill(x, 0, x.capacity(), offset);
+                offset += x.capacity();
+            }
+            Future<?> w2 = TestThreads.POOL.submit(() -> {
+                Zio.writeFully(a, g);
+                return null;
+            });
+            ByteBuffer heap = ByteBuffer.allocate((int) total);
+            Zio.readFully(b, heap);
+            w2.get(30, TimeUnit.SECONDS);
+            Zio.check(heap, 0, heap.capacity(), base);
+            assertEquals(4, a.stats().zeroCopyTransfers(), "nothing more by zero copy: " + a.snapshot());
+            assertTrue(count(a.snapshot(), "fallbacks") >= 1, a.snapshot());
+            assertTrue(count(b.snapshot(), "discards") >= 3, "the three after the refused one: " + b.snapshot());
+        }
+    }
+
+    @Test
     void sourceTimesOutCancelsAndTheRestComesByBufferCopy() throws Exception {
         try (ZcopyPair z = ZcopyPair.open(OPTIONS, QUICK_CANCEL)) {
             SdpConnection a = z.pair.a;
@@ -278,7 +347,7 @@ class ZeroCopyIntegrityTest {
         }
     }
 
-    private static String writerOutcome(Future<?> w) {
+    static String writerOutcome(Future<?> w) {
         try {
             w.get();
             return "ok";

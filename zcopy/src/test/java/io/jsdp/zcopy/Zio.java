@@ -25,6 +25,26 @@ final class Zio {
         }
     }
 
+    /** A blocking gathering write: {@link SdpConnection#write(ByteBuffer[], int, int, int)} with HOLDS_BUFFER until all is written. */
+    static void writeFully(SdpConnection c, ByteBuffer[] srcs) throws IOException, InterruptedException {
+        for (;;) {
+            long n = c.write(srcs, 0, srcs.length, SdpConnection.HOLDS_BUFFER);
+            if (n < 0) {
+                throw new IOException("write: " + n + " " + c.failureDetail());
+            }
+            boolean left = false;
+            for (ByteBuffer b : srcs) {
+                left |= b.hasRemaining();
+            }
+            if (!left) {
+                return;
+            }
+            if (n == 0 && c.await(SdpConnection.OP_WRITE, STEP_NS) == 0) {
+                throw new IOException("write stalled 30 s: " + c.snapshot());
+            }
+        }
+    }
+
     /** Reads at least one byte, or EOF. */
     static int read(SdpConnection c, ByteBuffer dst) throws IOException, InterruptedException {
         for (;;) {

@@ -47,6 +47,14 @@ public interface LargeTransfers {
         int capabilities();
 
         /**
+         * The SrcAvail advertisements this side accepts outstanding as a sink: its Hello's or
+         * HelloAck's {@code max_adverts}.
+         *
+         * @return at least 1
+         */
+        int maxAdverts();
+
+        /**
          * Starts zero copy on a connection whose handshake negotiated it.
          *
          * @param port the connection's services
@@ -118,9 +126,16 @@ public interface LargeTransfers {
          *
          * @param mid the message id
          * @param size the RRCH/RWCH size for RdmaRdCompl/RdmaWrCompl; ignored for the others
-         * @return true when posted
+         * @return the message's mseq, or -1 when it could not go now
          */
-        boolean postControl(int mid, int size);
+        int postControl(int mid, int size);
+
+        /**
+         * The advertisements the peer accepts outstanding (its Hello's or HelloAck's {@code max_adverts}).
+         *
+         * @return at least 1
+         */
+        int peerMaxAdverts();
 
         /**
          * Posts a signaled RDMA READ.
@@ -189,6 +204,28 @@ public interface LargeTransfers {
     int write(ByteBuffer src);
 
     /**
+     * A blocking writer's gathering write: as {@link #write} for a run of buffers, several advertised
+     * at once (up to the peer's {@code max_adverts}); positions advance, in order, over the buffers the
+     * peer is done with.
+     *
+     * @param srcs the buffers
+     * @param offset the first
+     * @param length how many
+     * @return bytes finished; when {@link #holdsOutput()} is false afterwards the engine may copy
+     *     what remains
+     */
+    long write(ByteBuffer[] srcs, int offset, int length);
+
+    /**
+     * The reader reached a SrcAvail's inline bytes (before the first is read).
+     *
+     * @return true when the advertisement was discarded — the source will send its bytes again by
+     *     buffer copy after a refusal of an earlier one — so the engine skips its inline bytes and
+     *     remote part
+     */
+    boolean startAdvert();
+
+    /**
      * Whether a transfer owns the output: nothing else may be sent before it ends.
      *
      * @return true while an advertisement is queued or outstanding
@@ -215,10 +252,12 @@ public interface LargeTransfers {
      * @param rkey the remote key
      * @param vaddr the device address
      * @param inputShut whether this side's input is shut (refuse it: the data is dropped)
+     * @param mseqAck its mseq_ack (a SrcAvail sent before the source saw our SendSm is discarded)
      * @return true when the engine queues the inline bytes followed by the remote part; false when it
-     *     refused it or raised a violation (check {@link Port#failed()})
+     *     refused or discarded it (the engine drops its inline bytes) or raised a violation (check
+     *     {@link Port#failed()})
      */
-    boolean onSrcAvail(int mseq, long len, int inlineBytes, int rkey, long vaddr, boolean inputShut);
+    boolean onSrcAvail(int mseq, long len, int inlineBytes, int rkey, long vaddr, boolean inputShut, int mseqAck);
 
     /**
      * RdmaRdCompl, SendSm or SrcAvailCancel arrived.

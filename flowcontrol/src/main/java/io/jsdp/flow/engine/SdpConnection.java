@@ -250,6 +250,10 @@ public final class SdpConnection {
     private int lastNotifiedOps = -1;
     /** Capability bits both sides use (the HelloAck's). */
     private int negotiated;
+    /** The peer's {@code max_adverts}: SrcAvails it accepts outstanding. */
+    private int peerMaxAdverts = 1;
+    /** The reader asked zero copy about the SrcAvail at the head of the unread FIFO. */
+    private boolean headAdvertChecked;
     /** TCP_NODELAY, changeable at run time. */
     private boolean noDelay;
 
@@ -391,7 +395,8 @@ public final class SdpConnection {
         if (active) {
             // In-band Hello (sdp-wire.md C.7): our first SEND, mseq 0, our posted receives in bufs.
             int off = ctrlSlotOffset();
-            new Hello().wrap(bsdh.buffer(), off).put(1, bufferBytes, cmId.localAddress(), remote, offeredCapabilities());
+            new Hello().wrap(bsdh.buffer(), off).put(ownMaxAdverts(), bufferBytes, cmId.localAddress(), remote,
+                offeredCapabilities());
             postControlLocked(MessageId.HELLO, Hello.LENGTH, -1);
         }
         armLocked();
@@ -471,6 +476,20 @@ public final class SdpConnection {
             }
             int slot = (int) (unreadHead % recvCount);
             int buf = unread[slot];
+            if (unreadRemote[slot] && !headAdvertChecked) {
+                headAdvertChecked = true;
+                if (large.startAdvert()) {
+                    // discarded after a refusal of an earlier SrcAvail: its bytes come again as Data
+                    unreadBytes -= unreadLen[slot] - headOffset;
+                    unreadHead++;
+                    headOffset = 0;
+                    headAdvertChecked = false;
+                    if (!postReceiveLocked(buf)) {
+                        break;
+                    }
+                    continue;
+                }
+            }
             int left = unreadLen[slot] - headOffset;
             int n = Math.min(left, dst.remaining());
             int from = buf * bufferBytes + Bsdh.LENGTH + unreadSkip[slot] + headOffset;
@@ -482,6 +501,7 @@ public final class SdpConnection {
             if (headOffset == unreadLen[slot]) {
                 unreadHead++;
                 headOffset = 0;
+                headAdvertChecked = false;
                 remoteAtHead = unreadRemote[slot];
                 if (!postReceiveLocked(buf)) {
                     break;
@@ -645,6 +665,71 @@ public final class SdpConnection {
         stallEvent = null;
     }
 
+    /**
+     * A gathering write ({@code GatheringByteChannel.write}): with {@link #HOLDS_BUFFER} a run of direct
+     * buffers at or above the zero-copy threshold is advertised at once, several in flight (up to the
+     * peer's {@code max_adverts}), and the call returns 0 until the peer is done with them; otherwise
+     * the buffers are copied in order as {@link #write(ByteBuffer)} does.
+     *
+     * @param srcs the buffers
+     * @param offset the first
+     * @param length how many
+     * @param flags 0 or {@link #HOLDS_BUFFER}
+     * @return bytes taken, or {@link #FAILED}, {@link #CLOSED}, {@link #OUTPUT_SHUT}
+     */
+    public long write(ByteBuffer[] srcs, int offset, int length, int flags) {
+        long total = 0;
+        if ((flags & HOLDS_BUFFER) != 0) {
+            lock.lock();
+            try {
+                if (appClosed) {
+                    return CLOSED;
+                }
+                if (state == State.FAILED || peerGone) {
+                    return FAILED;
+                }
+                if (outputShut) {
+                    return OUTPUT_SHUT;
+                }
+                if (state != State.ESTABLISHED) {
+                    return 0;
+                }
+                progressLocked();
+                if (large != null && options.zcopyThreshold() > 0) {
+                    if (openBytes > 0) {
+                        closeOpenSlotLocked(); // what was written before goes first
+                    }
+                    long r = large.write(srcs, offset, length);
+                    if (r < 0) {
+                        return FAILED;
+                    }
+                    total = r;
+                    transmitLocked();
+                    if (large.holdsOutput()) {
+                        armLocked();
+                        return state == State.FAILED && total == 0 ? FAILED : total;
+                    }
+                }
+            } finally {
+                unlockAndNotify();
+            }
+        }
+        for (int i = offset; i < offset + length; i++) {
+            if (!srcs[i].hasRemaining()) {
+                continue;
+            }
+            int n = write(srcs[i], flags);
+            if (n < 0) {
+                return total == 0 ? n : total;
+            }
+            total += n;
+            if (srcs[i].hasRemaining()) {
+                break;
+            }
+        }
+        return total;
+    }
+
     private void closeOpenSlotLocked() {
         slotLen[(int) (slotOpen % sendCount)] = openBytes;
         slotOpen++;
@@ -697,6 +782,7 @@ public final class SdpConnection {
 
     private void discardUnreadLocked() {
         remoteAtHead = false;
+        headAdvertChecked = false;
         if (large != null && !released) {
             large.discardIncoming();
         }
@@ -1280,7 +1366,7 @@ public final class SdpConnection {
                     queueUnreadLocked(buf, payload, 0, false);
                 }
             }
-            case MessageId.SRC_AVAIL -> onSrcAvailLocked(buf, off, mseq, payload);
+            case MessageId.SRC_AVAIL -> onSrcAvailLocked(buf, off, mseq, ack, payload);
             case MessageId.RDMA_RD_COMPL, MessageId.SEND_SM, MessageId.SRC_AVAIL_CANCEL -> {
                 if (large == null) {
                     violationLocked(Violation.UNSUPPORTED_MID, MessageId.name(mid) + " mseq " + mseq
@@ -1334,7 +1420,7 @@ public final class SdpConnection {
     }
 
     /** A SrcAvail: its inline bytes join the stream like Data, followed by its remote part (section 9). */
-    private void onSrcAvailLocked(int buf, int off, int mseq, int payload) {
+    private void onSrcAvailLocked(int buf, int off, int mseq, int ack, int payload) {
         if (large == null) {
             violationLocked(Violation.UNSUPPORTED_MID, "SrcAvail mseq " + mseq + " (zero copy not negotiated)");
             return;
@@ -1355,16 +1441,20 @@ public final class SdpConnection {
         }
         srcAh.wrap(bsdh.buffer(), off);
         int inline = payload - SrcAvailHeader.LENGTH;
-        boolean queued = large.onSrcAvail(mseq, srcAh.len(), inline, srcAh.rkey(), srcAh.vaddr(), inputShut);
+        boolean queued = large.onSrcAvail(mseq, srcAh.len(), inline, srcAh.rkey(), srcAh.vaddr(), inputShut, ack);
         if (state == State.FAILED) {
             return;
         }
-        bytesReceived += inline;
         if (!queued) {
             postReceiveLocked(buf); // refused (input shut): the inline bytes are dropped too
             return;
         }
+        bytesReceived += inline;
         queueUnreadLocked(buf, inline, SrcAvailHeader.LENGTH, true);
+    }
+
+    private int ownMaxAdverts() {
+        return largeFactory == null ? 1 : Math.max(1, Math.min(255, largeFactory.maxAdverts()));
     }
 
     private int offeredCapabilities() {
@@ -1390,6 +1480,7 @@ public final class SdpConnection {
             }
             lastRecvMseq = 0;
             negotiated = ack.capabilities() & offeredCapabilities();
+            peerMaxAdverts = ack.maxAdverts();
             peerBufferBytes = (int) ack.actualRcvSize();
             peerCapacity = bufs;
             lastPeerBufs = bufs;
@@ -1419,7 +1510,9 @@ public final class SdpConnection {
             postReceiveLocked(buf);
             int ctrl = ctrlSlotOffset();
             negotiated = hello.capabilities() & offeredCapabilities();
-            new HelloAck().wrap(bsdh.buffer(), ctrl).put(1, bufferBytes, hello.ipVersion() == 6 ? 6 : 4, negotiated);
+            peerMaxAdverts = hello.maxAdverts();
+            new HelloAck().wrap(bsdh.buffer(), ctrl).put(ownMaxAdverts(), bufferBytes, hello.ipVersion() == 6 ? 6 : 4,
+                negotiated);
             postControlLocked(MessageId.HELLO_ACK, HelloAck.LENGTH, 0);
             if (state == State.HANDSHAKE) {
                 establishedLocked();
@@ -1549,10 +1642,10 @@ public final class SdpConnection {
         return mseq;
     }
 
-    private boolean postZcopyControlLocked(int mid, int size) {
+    private int postZcopyControlLocked(int mid, int size) {
         if (state != State.ESTABLISHED || released || ctrlPosted - ctrlCompleted >= CTRL_SLOTS
             || !fc.canSend(FlowControl.DATA, posted, lastRecvMseq)) {
-            return false;
+            return -1;
         }
         int len = Bsdh.LENGTH;
         if (mid == MessageId.RDMA_RD_COMPL || mid == MessageId.RDMA_WR_COMPL) {
@@ -1560,8 +1653,9 @@ public final class SdpConnection {
             len = RdmaComplHeader.MESSAGE_LENGTH;
         }
         long before = ctrlPosted;
+        int mseq = nextMseq;
         postControlLocked(mid, len, lastRecvMseq);
-        return ctrlPosted != before;
+        return ctrlPosted != before ? mseq : -1;
     }
 
     private boolean postRdmaReadLocked(long tag, long localAddress, int localKey, int len, long remoteAddress, int rkey) {
@@ -1611,8 +1705,13 @@ public final class SdpConnection {
         }
 
         @Override
-        public boolean postControl(int mid, int size) {
+        public int postControl(int mid, int size) {
             return postZcopyControlLocked(mid, size);
+        }
+
+        @Override
+        public int peerMaxAdverts() {
+            return peerMaxAdverts;
         }
 
         @Override
