@@ -201,7 +201,7 @@ final class SrcAvailReceiver {
             return 0;
         }
         long left = a.len - a.offset;
-        if (!dst.isDirect() || dst.remaining() < Math.min(left, MIN_READ_BYTES)) {
+        if (!dst.isDirect() || dst.isReadOnly() || dst.remaining() < Math.min(left, MIN_READ_BYTES)) {
             refuse(a);
             a.finished = true;
             return 0;

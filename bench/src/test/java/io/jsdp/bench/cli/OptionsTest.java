@@ -20,7 +20,7 @@ class OptionsTest {
         Options o = Options.parse("all");
         assertEquals(List.of(Scenario.values()), o.scenarios);
         assertEquals(List.of(Transport.TCP, Transport.TCP_POLL, Transport.UDS, Transport.SDP), o.transports);
-        assertEquals(List.of("credit", "spin0"), o.sdpVariants.stream().map(SdpVariant::name).toList());
+        assertEquals(List.of("credit", "spin0", "bcopy", "zcopy"), o.sdpVariants.stream().map(SdpVariant::name).toList());
         assertArrayEquals(new int[] {1, 64, 1024, 16384}, o.sizes.get(Scenario.RR));
         assertArrayEquals(new int[] {64, 1024, 16384, 65536, 1048576}, o.sizes.get(Scenario.STREAM));
         assertEquals(1000, o.warmupMs);
