@@ -171,6 +171,10 @@ final class SrcAvailSender {
         return true;
     }
 
+    boolean hasUnsettled() {
+        return head != tail;
+    }
+
     boolean holdsOutput() {
         for (long i = head; i < tail; i++) {
             byte s = at(i).state;

@@ -21,6 +21,11 @@ final class ZeroCopyConnection implements LargeTransfers {
     }
 
     @Override
+    public boolean hasUnsettled() {
+        return source.hasUnsettled();
+    }
+
+    @Override
     public boolean holdsOutput() {
         return source.holdsOutput();
     }

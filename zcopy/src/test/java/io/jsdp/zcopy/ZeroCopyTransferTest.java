@@ -93,4 +93,34 @@ class ZeroCopyTransferTest {
             assertTrue(ms < 5_000, writes + " writes took " + ms + " ms: " + a.snapshot());
         }
     }
+
+    /** Turning zero copy off while a zero-copy write waits for the reader sends none of its bytes twice. */
+    @Test
+    void turningZeroCopyOffDuringATransferSendsNoByteTwice() throws Exception {
+        try (ZcopyPair z = ZcopyPair.open(OPTIONS, ZeroCopySettings.fromSystemProperties())) {
+            SdpConnection a = z.pair.a;
+            SdpConnection b = z.pair.b;
+            ByteBuffer src = z.zcA.allocateDirect(512 * 1024);
+            Zio.fill(src, 0, src.capacity(), 0);
+            Future<?> w = TestThreads.POOL.submit(() -> {
+                Zio.writeFully(a, src);
+                a.shutdownOutput();
+                return null;
+            });
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (b.available() == 0 && System.nanoTime() < deadline) {
+                Thread.sleep(1); // the SrcAvail is here
+            }
+            a.zcopyThreshold(0);
+            ByteBuffer dst = ByteBuffer.allocateDirect(1 << 20);
+            int n;
+            while ((n = Zio.read(b, dst)) >= 0) {
+                assertTrue(n >= 0);
+            }
+            w.get(30, TimeUnit.SECONDS);
+            assertEquals(src.capacity(), dst.position(), "every byte once");
+            Zio.check(dst, 0, dst.position(), 0);
+            assertEquals(1, a.stats().zeroCopyTransfers(), a.snapshot());
+        }
+    }
 }

@@ -233,6 +233,15 @@ public interface LargeTransfers {
     boolean holdsOutput();
 
     /**
+     * Whether a transfer has not been settled with its writer yet (outstanding, or finished and its
+     * bytes not yet counted): every write must go to {@link #write} until it is, whatever the threshold
+     * says now, or the buffer-copy path would send those bytes a second time.
+     *
+     * @return true while transfers are in the books
+     */
+    boolean hasUnsettled();
+
+    /**
      * Whether control messages or an advertisement wait for credits (the engine keeps its completion
      * queue armed).
      *

@@ -604,7 +604,7 @@ public final class SdpConnection {
                 return FAILED;
             }
             int total = 0;
-            if (large != null && (large.holdsOutput() || (flags & HOLDS_BUFFER) != 0 && src.isDirect()
+            if (large != null && (large.hasUnsettled() || (flags & HOLDS_BUFFER) != 0 && src.isDirect()
                 && options.zcopyThreshold() > 0 && src.remaining() >= options.zcopyThreshold())) {
                 if (openBytes > 0) {
                     closeOpenSlotLocked(); // what was written before goes first
@@ -695,7 +695,7 @@ public final class SdpConnection {
                     return 0;
                 }
                 progressLocked();
-                if (large != null && options.zcopyThreshold() > 0) {
+                if (large != null && (options.zcopyThreshold() > 0 || large.hasUnsettled())) {
                     if (openBytes > 0) {
                         closeOpenSlotLocked(); // what was written before goes first
                     }
