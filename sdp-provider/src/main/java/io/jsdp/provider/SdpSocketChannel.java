@@ -556,6 +556,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             stateLock.lock();
             try {
                 connectPending = false;
+                selectorKeys.forEach(HybridSelector.HybridKey::pollAgain); // OP_CONNECT becomes read/write readiness
                 SdpStack stack = SdpRuntime.stack();
                 transport = describeSdp(c) + (stack == null ? "" : " device=" + stack.rdmaDevice().name() + " provider="
                     + stack.rdmaDevice().provider());
