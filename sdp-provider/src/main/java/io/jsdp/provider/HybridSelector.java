@@ -365,6 +365,9 @@ final class HybridSelector extends AbstractSelector {
                 }
                 keys.clear();
                 selected.clear();
+                java.util.Arrays.fill(candidates, null);
+                candidateCount = 0;
+                SIGNALLED_HEAD.setVolatile(this, null); // a late signal may still push: unreachable garbage then
                 flushCancelledAfterClose();
                 inner.close();
             }
