@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -188,5 +189,50 @@ class SelectorReadyListTest extends ConformanceBase {
         assertSame(again, sel.selectedKeys().iterator().next());
         sel.close();
         assertFalse(again.isValid());
+    }
+
+    /**
+     * Races the readiness listener's signal against the selection's look at the ready list: each
+     * round's byte is sent only once the selecting thread has consumed the previous one, so it usually
+     * arrives while the select waits (or is about to), and a lost wake-up stalls a round.
+     */
+    @ParameterizedTest
+    @MethodSource("kinds")
+    void everyByteEndsABlockedSelectOverManyRounds(String kind) throws Exception {
+        Selector sel = track(provider(kind).openSelector());
+        List<SocketChannel[]> ps = pairs(kind, 8);
+        for (SocketChannel[] p : ps) {
+            p[1].register(sel, SelectionKey.OP_READ);
+        }
+        int rounds = 2_000;
+        Semaphore consumed = new Semaphore(1);
+        CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> {
+            try {
+                for (int r = 0; r < rounds; r++) {
+                    consumed.acquire();
+                    send(ps.get(r % ps.size())[0], r);
+                }
+            } catch (IOException | InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        }, TestThreads.POOL);
+        ByteBuffer b = ByteBuffer.allocate(4);
+        for (int r = 0; r < rounds; r++) {
+            long t0 = System.nanoTime();
+            while (sel.selectedKeys().isEmpty()) {
+                sel.select(WAIT_MS * 4); // a lost wake-up returns only at this timeout
+            }
+            assertTrue(System.nanoTime() - t0 < TimeUnit.MILLISECONDS.toNanos(WAIT_MS), "round " + r
+                + ": the byte did not end the select");
+            assertEquals(1, sel.selectedKeys().size(), "round " + r);
+            SelectionKey k = sel.selectedKeys().iterator().next();
+            assertSame(ps.get(r % ps.size())[1], k.channel(), "round " + r);
+            b.clear();
+            assertEquals(1, ((SocketChannel) k.channel()).read(b));
+            assertEquals((byte) r, b.get(0));
+            sel.selectedKeys().clear();
+            consumed.release();
+        }
+        writer.get(5, TimeUnit.SECONDS);
     }
 }
