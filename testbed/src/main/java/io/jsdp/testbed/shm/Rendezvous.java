@@ -61,6 +61,8 @@ public final class Rendezvous {
     private static final AtomicLong TEMP_NUMBERS = new AtomicLong();
 
     private final Path dir;
+    /** The file system of {@link #dir}, looked up once (the look-up reads the mount table). */
+    private volatile java.nio.file.FileStore store;
 
     /**
      * Opens (creating if needed) the rendezvous directory.
@@ -156,6 +158,21 @@ public final class Rendezvous {
 
     Path listenerEntry(int port) {
         return dir.resolve("cm-" + port);
+    }
+
+    /**
+     * Bytes the directory's file system has free for this user now.
+     *
+     * @return the usable bytes
+     * @throws IOException when the file system cannot be asked
+     */
+    long usableBytes() throws IOException {
+        java.nio.file.FileStore s = store;
+        if (s == null) {
+            s = Files.getFileStore(dir);
+            store = s;
+        }
+        return s.getUsableSpace();
     }
 
     /** Creates a private file, failing if it exists. */

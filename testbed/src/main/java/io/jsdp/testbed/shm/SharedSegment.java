@@ -21,7 +21,7 @@ import java.nio.file.StandardOpenOption;
  * Peers' mappings stay valid after the file is deleted.
  */
 public final class SharedSegment {
-    /** Zeros written to back a new segment: see {@link #create}. */
+    /** Zeros written at a time to back a new segment that is not sparse: see {@link #create}. */
     private static final int FILL_CHUNK = 64 * 1024;
 
     private final Path path;
@@ -37,27 +37,40 @@ public final class SharedSegment {
     /**
      * Creates and maps a new private (0600) segment of {@code bytes}, zero-filled.
      *
-     * <p>The file is filled by writing zeros, not just extended: a sparse tmpfs file whose pages
-     * cannot be allocated later (a full {@code /dev/shm}) raises SIGBUS on first touch through the
-     * mapping, which kills the JVM; writing makes "no space" an IOException here instead.
+     * <p>Sparse when there is room: the file is only extended, and tmpfs allocates (zeroed) pages as
+     * they are first touched, so a connection pays for the pages it uses, not for writing 1 MiB of
+     * zeros per buffer area and wire (issue 7: that writing was most of a connection's set-up time).
+     * The risk of a sparse file is that a page that cannot be allocated when first touched (a full
+     * {@code /dev/shm}) faults (SIGBUS) instead of failing here. So the file is extended sparsely only
+     * while the file system keeps at least {@code sparseReserveBytes} free beyond the segment; below
+     * that, or with a negative reserve, zeros are written and "no space" is an IOException here.
      *
      * @param rendezvous the directory
      * @param path the file to create
      * @param bytes the size, positive
+     * @param sparseReserveBytes free bytes that must remain beyond the segment for a sparse file; negative:
+     *     never sparse ({@link ShmSettings#sparseReserveBytes()})
      * @return the segment
      * @throws IOException when the file exists, there is no room, or it cannot be mapped
      */
-    static SharedSegment create(Rendezvous rendezvous, Path path, int bytes) throws IOException {
+    static SharedSegment create(Rendezvous rendezvous, Path path, int bytes, long sparseReserveBytes) throws IOException {
         if (bytes <= 0) {
             throw new IllegalArgumentException("segment size " + bytes);
         }
+        boolean sparse = sparseReserveBytes >= 0 && rendezvous.usableBytes() - bytes >= sparseReserveBytes;
         rendezvous.createPrivateFile(path);
         try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE,
                 LinkOption.NOFOLLOW_LINKS)) {
-            ByteBuffer zeros = ByteBuffer.allocate(Math.min(bytes, FILL_CHUNK));
-            for (long pos = 0; pos < bytes;) {
-                zeros.clear().limit((int) Math.min(zeros.capacity(), bytes - pos));
-                pos += ch.write(zeros, pos);
+            if (sparse) {
+                // mapping beyond the end of a file is undefined, so the file gets its length first: one
+                // zero byte written at the last offset (a hole before it reads as zeros)
+                ch.write(ByteBuffer.allocate(1), bytes - 1L);
+            } else {
+                ByteBuffer zeros = ByteBuffer.allocate(Math.min(bytes, FILL_CHUNK));
+                for (long pos = 0; pos < bytes;) {
+                    zeros.clear().limit((int) Math.min(zeros.capacity(), bytes - pos));
+                    pos += ch.write(zeros, pos);
+                }
             }
             return new SharedSegment(path, ch.map(FileChannel.MapMode.READ_WRITE, 0, bytes), true);
         } catch (IOException | RuntimeException e) {

@@ -240,7 +240,8 @@ public final class ShmNode implements AutoCloseable {
      */
     public SharedSegment createSegment(int bytes) throws IOException {
         ensureOpen();
-        SharedSegment s = SharedSegment.create(rendezvous, rendezvous.segment(id, segmentNumbers.incrementAndGet()), bytes);
+        SharedSegment s = SharedSegment.create(rendezvous, rendezvous.segment(id, segmentNumbers.incrementAndGet()), bytes,
+            settings.sparseReserveBytes());
         ownSegments.add(s);
         return s;
     }

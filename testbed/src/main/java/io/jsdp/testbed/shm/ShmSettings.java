@@ -11,8 +11,11 @@ import java.util.concurrent.TimeUnit;
  *     dead processes' files reclaimed; a dead peer whose socket somehow stays open is noticed within it
  * @param parkSafetyNetMs the longest single park of a waiter: a wakeup whose doorbell never came is
  *     found after at most this long (and counted, {@link WaitWord#safetyNetRescues()}: it must not happen)
+ * @param sparseReserveBytes free bytes the rendezvous file system must keep beyond a new segment for the
+ *     segment to be created sparse (pages allocated on first touch) rather than written with zeros;
+ *     -1: always write zeros ({@link SharedSegment}, issue 7)
  */
-public record ShmSettings(long spinNs, long peerCheckMs, long parkSafetyNetMs) {
+public record ShmSettings(long spinNs, long peerCheckMs, long parkSafetyNetMs, long sparseReserveBytes) {
     /** Property: spin window of waits, nanoseconds. */
     public static final String SPIN_NS_PROP = "jsdp.soft.spinNs";
     /** Default spin window: 20 µs, several cross-process round trips through memory. */
@@ -25,6 +28,13 @@ public record ShmSettings(long spinNs, long peerCheckMs, long parkSafetyNetMs) {
     public static final String PARK_SAFETY_NET_MS_PROP = "jsdp.soft.parkSafetyNetMs";
     /** Default safety net: 1 s, rare enough to cost nothing, short enough to bound a missed doorbell. */
     public static final long PARK_SAFETY_NET_MS_DEFAULT = 1_000;
+    /** Property: free bytes a sparse segment must leave on the rendezvous file system; -1 never sparse. */
+    public static final String SPARSE_RESERVE_BYTES_PROP = "jsdp.soft.sparseReserveBytes";
+    /**
+     * Default reserve: 256 MiB, hundreds of connections' buffers and wires, so the pages a sparse
+     * segment allocates later are very unlikely to find the file system full.
+     */
+    public static final long SPARSE_RESERVE_BYTES_DEFAULT = 256L << 20;
 
     /**
      * Checks the values.
@@ -32,6 +42,7 @@ public record ShmSettings(long spinNs, long peerCheckMs, long parkSafetyNetMs) {
      * @param spinNs the spin window, at least 0
      * @param peerCheckMs the sweep period, at least 1
      * @param parkSafetyNetMs the longest park, at least 1
+     * @param sparseReserveBytes the reserve for sparse segments, at least 0, or -1 for none
      */
     public ShmSettings {
         if (spinNs < 0) {
@@ -43,6 +54,9 @@ public record ShmSettings(long spinNs, long peerCheckMs, long parkSafetyNetMs) {
         if (parkSafetyNetMs < 1) {
             throw new IllegalArgumentException(PARK_SAFETY_NET_MS_PROP + " must be >= 1, is " + parkSafetyNetMs);
         }
+        if (sparseReserveBytes < -1) {
+            throw new IllegalArgumentException(SPARSE_RESERVE_BYTES_PROP + " must be >= 0 or -1, is " + sparseReserveBytes);
+        }
     }
 
     /**
@@ -51,7 +65,7 @@ public record ShmSettings(long spinNs, long peerCheckMs, long parkSafetyNetMs) {
      * @return settings with every default
      */
     public static ShmSettings defaults() {
-        return new ShmSettings(SPIN_NS_DEFAULT, PEER_CHECK_MS_DEFAULT, PARK_SAFETY_NET_MS_DEFAULT);
+        return new ShmSettings(SPIN_NS_DEFAULT, PEER_CHECK_MS_DEFAULT, PARK_SAFETY_NET_MS_DEFAULT, SPARSE_RESERVE_BYTES_DEFAULT);
     }
 
     /**
@@ -63,7 +77,8 @@ public record ShmSettings(long spinNs, long peerCheckMs, long parkSafetyNetMs) {
     public static ShmSettings fromSystemProperties() {
         return new ShmSettings(longProperty(SPIN_NS_PROP, SPIN_NS_DEFAULT),
             longProperty(PEER_CHECK_MS_PROP, PEER_CHECK_MS_DEFAULT),
-            longProperty(PARK_SAFETY_NET_MS_PROP, PARK_SAFETY_NET_MS_DEFAULT));
+            longProperty(PARK_SAFETY_NET_MS_PROP, PARK_SAFETY_NET_MS_DEFAULT),
+            longProperty(SPARSE_RESERVE_BYTES_PROP, SPARSE_RESERVE_BYTES_DEFAULT));
     }
 
     private static long longProperty(String name, long dflt) {
@@ -85,7 +100,7 @@ public record ShmSettings(long spinNs, long peerCheckMs, long parkSafetyNetMs) {
      * @return the copy
      */
     public ShmSettings withSpinNs(long ns) {
-        return new ShmSettings(ns, peerCheckMs, parkSafetyNetMs);
+        return new ShmSettings(ns, peerCheckMs, parkSafetyNetMs, sparseReserveBytes);
     }
 
     /**
@@ -95,7 +110,7 @@ public record ShmSettings(long spinNs, long peerCheckMs, long parkSafetyNetMs) {
      * @return the copy
      */
     public ShmSettings withPeerCheckMs(long ms) {
-        return new ShmSettings(spinNs, ms, parkSafetyNetMs);
+        return new ShmSettings(spinNs, ms, parkSafetyNetMs, sparseReserveBytes);
     }
 
     /**
@@ -105,7 +120,17 @@ public record ShmSettings(long spinNs, long peerCheckMs, long parkSafetyNetMs) {
      * @return the copy
      */
     public ShmSettings withParkSafetyNetMs(long ms) {
-        return new ShmSettings(spinNs, peerCheckMs, ms);
+        return new ShmSettings(spinNs, peerCheckMs, ms, sparseReserveBytes);
+    }
+
+    /**
+     * A copy with another reserve for sparse segments.
+     *
+     * @param bytes the reserve, at least 0, or -1 to write every segment with zeros
+     * @return the copy
+     */
+    public ShmSettings withSparseReserveBytes(long bytes) {
+        return new ShmSettings(spinNs, peerCheckMs, parkSafetyNetMs, bytes);
     }
 
     long parkSafetyNetNs() {

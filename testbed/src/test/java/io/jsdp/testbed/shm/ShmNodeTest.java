@@ -98,8 +98,10 @@ class ShmNodeTest {
     @Test
     void settingsAreValidatedWithThePropertyNamed() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-            () -> new ShmSettings(-1, 500, 1000));
+            () -> ShmSettings.defaults().withSpinNs(-1));
         assertTrue(e.getMessage().contains(ShmSettings.SPIN_NS_PROP));
+        e = assertThrows(IllegalArgumentException.class, () -> ShmSettings.defaults().withSparseReserveBytes(-2));
+        assertTrue(e.getMessage().contains(ShmSettings.SPARSE_RESERVE_BYTES_PROP));
         String old = System.getProperty(ShmSettings.PEER_CHECK_MS_PROP);
         System.setProperty(ShmSettings.PEER_CHECK_MS_PROP, "soon");
         try {
