@@ -65,6 +65,12 @@ final class SoftCmId implements CmId, SoftDevice.SoftObject {
     /** Passive side: the listener that produced this id. */
     private SoftCmId listener;
     private ConnectionParameters connectParameters;
+    /**
+     * The connect timeout while CONNECTING, cancelled when the id leaves that state: a pending task
+     * would keep the id, its queue pair and their mapped segments reachable for the whole timeout
+     * after every connection (issue 7: thousands per second).
+     */
+    private java.util.concurrent.ScheduledFuture<?> connectTimer;
     private volatile SoftQueuePair qp;
     /** The bound port is also claimed host-wide (rendezvous entry {@code cm-<port>}). */
     private boolean portClaimed;
@@ -269,7 +275,7 @@ final class SoftCmId implements CmId, SoftDevice.SoftObject {
             XpEndpoint endpoint = owner == null ? null : qp.openWire();
             connectParameters = p;
             transition(State.CONNECTING);
-            device.schedule(this::connectTimeout, TimeUnit.MILLISECONDS.toNanos(p.connectTimeoutMs()));
+            connectTimer = device.schedule(this::connectTimeout, TimeUnit.MILLISECONDS.toNanos(p.connectTimeoutMs()));
             if (device.faults().dropsConnectRequests()) {
                 TRACE.record(TraceLevel.RARE, "cm.connectRequestLost", boundPort);
                 return;
@@ -813,6 +819,10 @@ final class SoftCmId implements CmId, SoftDevice.SoftObject {
     private void transition(State to) {
         State from = state;
         state = to;
+        if (from == State.CONNECTING && to != State.CONNECTING && connectTimer != null) {
+            connectTimer.cancel(false);
+            connectTimer = null;
+        }
         if (TRACE.on(TraceLevel.ENTRY_EXIT)) {
             TRACE.record(TraceLevel.ENTRY_EXIT, "cm.transition", System.identityHashCode(this), from.ordinal(),
                 to.ordinal());

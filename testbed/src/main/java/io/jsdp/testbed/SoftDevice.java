@@ -370,15 +370,18 @@ public final class SoftDevice implements RdmaDevice {
 
     /**
      * Runs {@code task} on the agent after {@code delayNs}; does nothing once the device is closed.
+     *
+     * @return the task, to cancel, or null when the device is closed
      */
-    void schedule(Runnable task, long delayNs) {
+    java.util.concurrent.ScheduledFuture<?> schedule(Runnable task, long delayNs) {
         if (!open) {
-            return;
+            return null;
         }
         try {
-            agent.schedule(task, Math.max(0, delayNs), TimeUnit.NANOSECONDS);
+            return agent.schedule(task, Math.max(0, delayNs), TimeUnit.NANOSECONDS);
         } catch (java.util.concurrent.RejectedExecutionException closedMeanwhile) {
             // the device closed between the check and the call: its objects are being closed too
+            return null;
         }
     }
 
