@@ -42,6 +42,47 @@ class ShmNodeTest {
     }
 
     @Test
+    void segmentsAreSparseOnlyWhileTheFileSystemKeepsTheReserve() throws Exception {
+        int bytes = 1 << 20;
+        try (ShmNode node = ShmNode.open(new Rendezvous(tmp.resolve("sparse")), ShmSettings.defaults().withSparseReserveBytes(0))) {
+            SharedSegment seg = node.createSegment(bytes);
+            assertTrue(allocatedBytes(seg.path()) < bytes / 4, () -> "sparse segment has " + allocatedBytes(seg.path())
+                + " bytes allocated");
+            ByteBuffer b = seg.buffer();
+            for (int i = 0; i < bytes; i += 8) {
+                assertEquals(0L, b.getLong(i), "byte " + i + " of a new segment");
+            }
+            b.putLong(bytes / 2, 42L);
+            assertEquals(42L, node.openSegment(seg.name()).buffer().getLong(bytes / 2));
+        }
+        // -1, and a reserve the file system cannot keep: written with zeros, every page allocated now
+        for (long reserve : new long[] {-1, Long.MAX_VALUE}) {
+            try (ShmNode node = ShmNode.open(new Rendezvous(tmp.resolve("filled" + (reserve < 0 ? "Never" : "NoRoom"))),
+                    ShmSettings.defaults().withSparseReserveBytes(reserve))) {
+                SharedSegment seg = node.createSegment(bytes);
+                assertTrue(allocatedBytes(seg.path()) >= bytes, () -> "reserve " + reserve + ": "
+                    + allocatedBytes(seg.path()) + " bytes allocated");
+            }
+        }
+    }
+
+    /** Bytes the file system allocated to a file ({@code stat}: the testbed's fabric is Linux-only). */
+    private static long allocatedBytes(Path p) {
+        try {
+            Process proc = new ProcessBuilder("stat", "-c", "%b %B", p.toString()).redirectErrorStream(true).start();
+            String[] out = new String(proc.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII)
+                .trim().split(" ");
+            assertEquals(0, proc.waitFor(), () -> String.join(" ", out));
+            return Long.parseLong(out[0]) * Long.parseLong(out[1]);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Test
     void secondNodeOfOneProcessOnOneDirectoryIsRefused() throws Exception {
         Rendezvous r = new Rendezvous(tmp.resolve("rv"));
         try (ShmNode node = ShmNode.open(r, ShmSettings.defaults())) {
