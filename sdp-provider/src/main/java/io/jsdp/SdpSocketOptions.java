@@ -19,6 +19,16 @@ public final class SdpSocketOptions {
      */
     public static final SocketOption<Boolean> USE_SDP = new Option<>("jsdp.USE_SDP", Boolean.class);
 
+    /**
+     * The flow-control scheme ({@code String}): {@code "credit"}, {@code "packetized"} or {@code "nic"}
+     * (NIC-assisted), seed 001 ch. 4 and {@code docs/configuration.md}. Set it on a socket before it
+     * connects, or on a server socket before it binds, to ask for that scheme (default: the
+     * {@code jsdp.flowControl} property or the rule's {@code flowControl}); the connection uses it when the
+     * peer asks for the same, else credit-based. Read on a connected SDP socket it gives the scheme the
+     * connection negotiated; on a TCP connection, null.
+     */
+    public static final SocketOption<String> FLOW_CONTROL = new Option<>("jsdp.FLOW_CONTROL", String.class);
+
     private SdpSocketOptions() {
     }
 
