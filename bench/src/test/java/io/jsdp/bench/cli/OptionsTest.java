@@ -82,7 +82,7 @@ class OptionsTest {
         assertTrue(assertThrows(IllegalArgumentException.class, () -> Options.parse("rr", "--transports", "rdma"))
             .getMessage().contains("unknown transport 'rdma'"));
         assertTrue(assertThrows(IllegalArgumentException.class, () -> Options.parse("rr", "--sdp-variants", "nope"))
-            .getMessage().contains("known: credit,spin0"));
+            .getMessage().contains("known: credit,packetized,nic,spin0"));
         assertTrue(assertThrows(IllegalArgumentException.class, () -> Options.parse("rr", "--sizes", "64,x"))
             .getMessage().contains("'x' is not a number"));
         assertTrue(assertThrows(IllegalArgumentException.class, () -> Options.parse("rr", "--sizes", "0"))

@@ -1545,7 +1545,10 @@ public final class SdpConnection {
         }
         if (openBytes > 0 && (noDelay || slotCompleted == slotPosted || outputShut || !fc.holdsPartialMessages())) {
             boolean credit = fc.canSend(FlowControl.DATA, posted, lastRecvMseq);
-            if (credit || deviceOutstanding < deviceLimit && dataMayMoveLocked()) {
+            // Beyond the credits a partial message goes to the device only when the device holds none of
+            // ours: later writes coalesce into W-sized messages (the software-handled part) until the
+            // device signals, instead of spending one of the peer's buffers on each small write.
+            if (credit || deviceOutstanding == 0 && deviceLimit > 0 && dataMayMoveLocked()) {
                 closeOpenSlotLocked();
                 return postDataLocked(!credit);
             }
