@@ -99,7 +99,9 @@ class OptionsTest {
 
     @Test
     void variantsGiveTheirPropertiesToTheJvms() {
-        assertEquals(List.of(), SdpVariant.named("credit").jvmOptions());
+        assertEquals(List.of("-Djsdp.flowControl=credit"), SdpVariant.named("credit").jvmOptions());
+        assertEquals(List.of("-Djsdp.flowControl=packetized"), SdpVariant.named("packetized").jvmOptions());
+        assertEquals(List.of("-Djsdp.flowControl=nic"), SdpVariant.named("nic").jvmOptions());
         assertEquals(List.of("-Djsdp.soft.spinNs=0", "-Djsdp.spinNs=0"), SdpVariant.named("spin0").jvmOptions());
     }
 }
