@@ -65,7 +65,8 @@ public final class CreditFlowControl implements FlowControl {
      * The accounting, with or without the check of the peer's credits.
      *
      * @param checksPeerCredits false when the peer may send beyond its credits (NIC-assisted: its
-     *     device holds such a message until this side posts a buffer)
+     *     device holds such a message until this side posts a buffer); such a peer never starves, so
+     *     credit updates go only when half the buffers are unknown to it
      */
     public CreditFlowControl(boolean checksPeerCredits) {
         this.checksPeerCredits = checksPeerCredits;
@@ -146,7 +147,10 @@ public final class CreditFlowControl implements FlowControl {
     public boolean creditUpdateNeeded(int posted, int lastReceivedMseq, int capacity) {
         int peerView = peerView(lastReceivedMseq);
         int unadvertised = posted - peerView;
-        return unadvertised > 0 && (unadvertised >= Math.max(2, (capacity + 1) / 2) || peerStarving && peerView < 2);
+        // A peer that may send beyond its credits (NIC-assisted) never starves: its device sends as soon as
+        // we post a buffer, so it hears of buffers only lazily, in bulk.
+        return unadvertised > 0 && (unadvertised >= Math.max(2, (capacity + 1) / 2)
+            || checksPeerCredits && peerStarving && peerView < 2);
     }
 
     @Override

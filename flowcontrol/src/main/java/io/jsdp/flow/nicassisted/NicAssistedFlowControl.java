@@ -24,9 +24,10 @@ import io.jsdp.flow.credit.CreditFlowControl;
  * {@code W}-sized messages. Each device message's send completion is the "interrupt": the stack's
  * progress thread, woken by it, hands the coalesced messages to the device.
  *
- * <p>The credit accounting stays (every message carries {@code bufs} and {@code mseq_ack}; credit
- * updates flow lazily), but a peer message beyond the peer's credits is legal: its device held it
- * until our buffer was posted.
+ * <p>The credit accounting stays (every message carries {@code bufs} and {@code mseq_ack}), but a peer
+ * message beyond the peer's credits is legal: its device held it until our buffer was posted. For the
+ * same reason the peer never "starves": credit updates go only when half the buffers are unknown to it
+ * (not one per reposted buffer, which cost a message per data message).
  *
  * <p>Single-threaded: the engine calls it under the connection lock.
  */
