@@ -38,6 +38,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -126,6 +127,8 @@ public final class SdpConnection {
     /** Packetized: a RingData notification; the index is its notification slot. */
     private static final long KIND_NOTE = 6L << KIND_SHIFT;
     static final int NOTE_SLOT_BYTES = 32;
+    /** The longest an abortive close waits for its AbortConn to reach the peer before it disconnects. */
+    private static final long ABORT_SEND_NS = TimeUnit.MILLISECONDS.toNanos(10);
     private static final long INDEX_MASK = (1L << KIND_SHIFT) - 1;
     private static final AtomicLong IDS = new AtomicLong();
 
@@ -1931,17 +1934,42 @@ public final class SdpConnection {
         if (ffdc) {
             Ffdc.capture("sdp", ffdcKind, "connection " + connectionId + " " + f + ": " + detail, snapshotLocked());
         }
+        boolean abortPosted = false;
         if (tellPeer && qp != null && (from == State.ESTABLISHED || from == State.HANDSHAKE)
-            && ctrlPosted - ctrlCompleted < CTRL_SLOTS && fc.credits() >= 1) {
+            && ctrlPosted - ctrlCompleted < CTRL_SLOTS && (fc.credits() >= 1 || fc.deviceMessages() > 0)) {
             // best effort: an AbortConn the disconnect flushes still leaves the peer a DISCONNECTED
+            long before = ctrlPosted;
             postControlLocked(MessageId.ABORT_CONN, Bsdh.LENGTH, Math.max(lastRecvMseq, 0));
+            abortPosted = ctrlPosted != before && !released;
         }
         transition(State.FAILED);
         TRACE.message(TraceLevel.RARE, "conn.failed", "connection " + connectionId + " failed: " + f + ": " + detail);
         discardUnreadLocked();
+        if (abortPosted) {
+            awaitControlSentLocked();
+        }
         releaseLocked();
         if (owner != null) {
             pendingOwnerNotice = true;
+        }
+    }
+
+    /**
+     * Gives the AbortConn just posted a moment (at most {@link #ABORT_SEND_NS}) to reach the peer before
+     * the disconnect destroys our queue pair: a peer that saw only the DISCONNECTED, having read
+     * everything of ours, would end with EOF (a vanished peer, as TCP after a FIN) instead of the reset
+     * an abortive close owes it. Completions taken meanwhile only count (the connection is FAILED).
+     */
+    private void awaitControlSentLocked() {
+        long deadline = System.nanoTime() + ABORT_SEND_NS;
+        for (int spins = 0; ctrlCompleted < ctrlPosted && !released && System.nanoTime() - deadline < 0; spins++) {
+            if (drainLocked() == 0) {
+                if (spins < 100) {
+                    Thread.onSpinWait();
+                } else {
+                    LockSupport.parkNanos(20_000); // the peer's side may need this CPU to take the message
+                }
+            }
         }
     }
 
