@@ -1511,7 +1511,7 @@ public final class SdpConnection {
         if (!(ring != null ? transmitRingLocked() : transmitSlotsLocked())) {
             return;
         }
-        if (outputShut && !disconnSent && allDataPostedLocked() && fc.canSend(FlowControl.DATA, posted, lastRecvMseq)
+        if (outputShut && !disconnSent && allDataPostedLocked() && mayPostControlLocked(FlowControl.DATA)
             && ctrlPosted - ctrlCompleted < CTRL_SLOTS) {
             disconnSent = true;
             traceRare("conn.disconnSent");
@@ -1523,9 +1523,19 @@ public final class SdpConnection {
             postControlLocked(MessageId.RING_ACK, RingMessages.RING_ACK_LENGTH, lastRecvMseq);
         }
         if (state == State.ESTABLISHED && fc.creditUpdateNeeded(posted, lastRecvMseq, recvCount)
-            && fc.canSend(FlowControl.CREDIT_UPDATE, posted, lastRecvMseq) && ctrlPosted - ctrlCompleted < CTRL_SLOTS) {
+            && mayPostControlLocked(FlowControl.CREDIT_UPDATE) && ctrlPosted - ctrlCompleted < CTRL_SLOTS) {
             postControlLocked(MessageId.DATA, Bsdh.LENGTH, lastRecvMseq);
         }
+    }
+
+    /**
+     * Whether a control message (DisConn, credit update) may be posted: with a credit for it, or — when
+     * the device holds messages until the peer has a buffer (NIC-assisted) — always: both sides can
+     * have sent beyond their credits, and a credit update or DisConn waiting for credits only the
+     * other side's update could give would wait for ever.
+     */
+    private boolean mayPostControlLocked(int kind) {
+        return fc.canSend(kind, posted, lastRecvMseq) || fc.deviceMessages() > 0;
     }
 
     /**
