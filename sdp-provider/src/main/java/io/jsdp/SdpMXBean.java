@@ -64,7 +64,7 @@ public interface SdpMXBean {
     /** @return time SDP writers spent stalled for want of credits, in nanoseconds */
     long getCreditStallNanos();
 
-    /** @return zero-copy transfers (0 until the zero-copy path exists) */
+    /** @return zero-copy transfers: writes whose buffer the peer read in place (SrcAvail / RDMA READ, issue 9) */
     long getZeroCopyTransfers();
 
     /**

@@ -29,6 +29,15 @@ public final class SdpSocketOptions {
      */
     public static final SocketOption<String> FLOW_CONTROL = new Option<>("jsdp.FLOW_CONTROL", String.class);
 
+    /**
+     * The zero-copy threshold of this socket ({@code Integer}, bytes): a blocking write of a buffer from
+     * {@link Sdp#allocateDirect} with at least this many bytes remaining is read by the peer straight
+     * from the buffer (SrcAvail / RDMA READ) instead of being copied; 0 turns zero copy off. Default
+     * {@code jsdp.zcopy.threshold} or the rules file's {@code zcopyThreshold}; may be changed at any time.
+     * Must be 0 or at least 4096. No effect on a connection that fell back to TCP.
+     */
+    public static final SocketOption<Integer> ZCOPY_THRESHOLD = new Option<>("jsdp.ZCOPY_THRESHOLD", Integer.class);
+
     private SdpSocketOptions() {
     }
 

@@ -21,8 +21,10 @@ public enum FlowControlScheme {
     /** NIC-assisted: virtual window plus messages beyond the credits held by the device (RNR retry). */
     NIC("nic", 1 << 1);
 
-    /** Every capability bit a jsdp peer may set; others are a violation. */
+    /** Every flow-control capability bit a jsdp peer may set; others of {@link #CAPABILITY_MASK} are a violation. */
     public static final int KNOWN_BITS = PACKETIZED.bit | NIC.bit;
+    /** The capability word's flow-control field (its low byte); the other bits belong to other extensions. */
+    public static final int CAPABILITY_MASK = 0xFF;
 
     private final String configName;
     private final int bit;
@@ -70,11 +72,11 @@ public enum FlowControlScheme {
     /**
      * The scheme one capability word asks for.
      *
-     * @param capabilities the Hello's or HelloAck's capability word
-     * @return the scheme, or null when the word has unknown bits or more than one bit
+     * @param capabilities the Hello's or HelloAck's capability word (only its low byte is looked at)
+     * @return the scheme, or null when the low byte has unknown bits or more than one bit
      */
     public static FlowControlScheme fromCapabilities(int capabilities) {
-        return switch (capabilities) {
+        return switch (capabilities & CAPABILITY_MASK) {
             case 0 -> CREDIT;
             case 1 -> PACKETIZED;
             case 1 << 1 -> NIC;

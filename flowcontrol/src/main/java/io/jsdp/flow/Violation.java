@@ -42,7 +42,16 @@ public enum Violation {
     /** A consumed count that goes back or returns more space than was written. */
     RING_ACK_OUT_OF_RANGE("ring space returned that was never consumed"),
     /** The peer's ring advertisement does not work: our RDMA WRITE into it failed (bad rkey or address). */
-    BAD_RKEY("RDMA WRITE into the peer's advertised ring failed");
+    BAD_RKEY("RDMA WRITE into the peer's advertised ring failed"),
+    /**
+     * A SrcAvail our RDMA READ could not read (remote access error: bad rkey, address or length), or
+     * whose inline payload exceeds the bytes it advertises.
+     */
+    BAD_SRC_AVAIL("SrcAvail with a bad rkey, address or length"),
+    /** RdmaRdCompl reports more bytes than the SrcAvail advertised (or no SrcAvail is outstanding). */
+    RD_COMPL_OVERRUN("RdmaRdCompl for more than was advertised"),
+    /** More zero-copy advertisements outstanding than the {@code max_adverts} we announced. */
+    TOO_MANY_ADVERTS("more advertisements than max_adverts");
 
     private final String description;
 

@@ -210,8 +210,8 @@ public final class Rules {
                 case "spinNs" -> o.spinNs(parseInt(v, "spinNs", 0, Integer.MAX_VALUE));
                 case "noDelay" -> o.noDelay(parseBoolean(v));
                 case "flowControl" -> o.flowControl(FlowControlScheme.fromName(v));
-                case "zcopyThreshold" -> throw new IllegalArgumentException("zcopyThreshold: zero copy is not "
-                    + "available yet (it comes with its issue); remove the setting");
+                case "zcopyThreshold" -> o.zcopyThreshold(parseInt(v, "zcopyThreshold (0 or at least "
+                    + SdpOptions.ZCOPY_THRESHOLD_MIN + ")", 0, Integer.MAX_VALUE));
                 default -> throw new IllegalArgumentException("unknown setting '" + e.getKey() + "'");
             }
         }

@@ -7,6 +7,7 @@ import io.jsdp.ras.TraceLevel;
 import io.jsdp.verbs.RdmaDevice;
 import io.jsdp.verbs.RdmaDevices;
 import io.jsdp.verbs.VerbsException;
+import io.jsdp.zcopy.ZeroCopy;
 import java.util.Objects;
 
 /**
@@ -35,6 +36,7 @@ final class SdpRuntime {
                 try {
                     RdmaDevice device = RdmaDevices.open();
                     stack = SdpStack.openOwning(device);
+                    ZeroCopy.install(stack); // offered in every Hello; used per jsdp.zcopy.threshold
                     TRACE.message(TraceLevel.RARE, "runtime.open", "jsdp: SDP over " + device.provider() + " device "
                         + device.name());
                 } catch (VerbsException | RuntimeException e) {
@@ -63,6 +65,9 @@ final class SdpRuntime {
                     + ")");
             }
             stack = s;
+            if (s.largeTransfers() == null) {
+                ZeroCopy.install(s);
+            }
             TRACE.message(TraceLevel.RARE, "runtime.use", "jsdp: SDP over " + s.rdmaDevice().provider() + " device "
                 + s.rdmaDevice().name() + " (given)");
         }
@@ -77,6 +82,16 @@ final class SdpRuntime {
         synchronized (LOCK) {
             return stack;
         }
+    }
+
+    /**
+     * The provider's zero copy (for {@link io.jsdp.Sdp#allocateDirect}).
+     *
+     * @return the stack's zero copy, or null when there is no SDP device
+     */
+    static ZeroCopy zeroCopy() {
+        SdpStack s = stack();
+        return s == null ? null : (ZeroCopy) s.largeTransfers();
     }
 
     /**

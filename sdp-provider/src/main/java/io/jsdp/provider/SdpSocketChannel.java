@@ -59,7 +59,8 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     private static final Set<SocketOption<?>> OPTIONS = Set.of(StandardSocketOptions.SO_SNDBUF,
         StandardSocketOptions.SO_RCVBUF, StandardSocketOptions.SO_KEEPALIVE, StandardSocketOptions.SO_REUSEADDR,
         StandardSocketOptions.SO_LINGER, StandardSocketOptions.TCP_NODELAY, StandardSocketOptions.IP_TOS,
-        SdpSocketOptions.TRANSPORT, SdpSocketOptions.USE_SDP, SdpSocketOptions.FLOW_CONTROL);
+        SdpSocketOptions.TRANSPORT, SdpSocketOptions.USE_SDP, SdpSocketOptions.FLOW_CONTROL,
+        SdpSocketOptions.ZCOPY_THRESHOLD);
 
     private final ReentrantLock readLock = new ReentrantLock();
     private final ReentrantLock writeLock = new ReentrantLock();
@@ -446,6 +447,9 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             if ((v = options.get(SdpSocketOptions.FLOW_CONTROL)) != null) {
                 o.flowControl(FlowControlScheme.fromName((String) v));
             }
+            if ((v = options.get(SdpSocketOptions.ZCOPY_THRESHOLD)) != null) {
+                o.zcopyThreshold((Integer) v);
+            }
             return o;
         } finally {
             stateLock.unlock();
@@ -456,7 +460,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     private void applyOptions(SocketChannel ch) throws IOException {
         for (Map.Entry<SocketOption<?>, Object> e : options.entrySet()) {
             if (e.getKey() != SdpSocketOptions.TRANSPORT && e.getKey() != SdpSocketOptions.USE_SDP
-                && e.getKey() != SdpSocketOptions.FLOW_CONTROL) {
+                && e.getKey() != SdpSocketOptions.FLOW_CONTROL && e.getKey() != SdpSocketOptions.ZCOPY_THRESHOLD) {
                 ch.setOption((SocketOption) e.getKey(), e.getValue());
             }
         }
@@ -601,6 +605,16 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
 
     // ------------------------------------------------------------------ data
 
+    /** The SDP connection's counters (tests and diagnostics); null when not over SDP. */
+    SdpConnection.ConnectionStats sdpStats() {
+        stateLock.lock();
+        try {
+            return sdp == null ? null : sdp.stats();
+        } finally {
+            stateLock.unlock();
+        }
+    }
+
     private SdpConnection sdpOrNull() throws IOException {
         stateLock.lock();
         try {
@@ -735,7 +749,8 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                     begin();
                 }
                 for (;;) {
-                    n = c.write(src);
+                    // a blocking writer calls again with the same buffer: the peer may read it in place
+                    n = c.write(src, blocking ? SdpConnection.HOLDS_BUFFER : 0);
                     if (n < 0) {
                         break;
                     }
@@ -781,21 +796,68 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                     throw e;
                 }
             }
+            if (!isBlocking()) {
+                long total = 0;
+                for (int i = offset; i < offset + length; i++) {
+                    if (!srcs[i].hasRemaining()) {
+                        continue;
+                    }
+                    int n = write(srcs[i]);
+                    total += n;
+                    if (srcs[i].hasRemaining()) {
+                        break;
+                    }
+                }
+                return total;
+            }
+            if (outputShut) {
+                throw new ClosedChannelException();
+            }
+            // blocking: the engine may advertise several buffers at once (asynchronous zero copy); it
+            // returns 0 until the peer is done with them, and this loop holds them meanwhile
+            boolean completed = false;
             long total = 0;
-            for (int i = offset; i < offset + length; i++) {
-                if (!srcs[i].hasRemaining()) {
-                    continue;
+            long n = 0;
+            try {
+                begin();
+                for (;;) {
+                    n = c.write(srcs, offset, length, SdpConnection.HOLDS_BUFFER);
+                    if (n < 0) {
+                        break;
+                    }
+                    total += n;
+                    if (!hasRemaining(srcs, offset, length) || !isBlocking()) {
+                        break;
+                    }
+                    if (n == 0) {
+                        try {
+                            c.await(SdpConnection.OP_WRITE, Long.MAX_VALUE);
+                        } catch (InterruptedException e) {
+                            awaitInterruptClose();
+                            return total; // end(false) throws ClosedByInterruptException
+                        }
+                    }
                 }
-                int n = write(srcs[i]);
-                total += n;
-                if (srcs[i].hasRemaining()) {
-                    break;
-                }
+                completed = n != SdpConnection.CLOSED;
+            } finally {
+                end(completed);
+            }
+            if (n < 0 && total == 0) {
+                statusToCount(c, (int) n, true);
             }
             return total;
         } finally {
             writeLock.unlock();
         }
+    }
+
+    private static boolean hasRemaining(ByteBuffer[] srcs, int offset, int length) {
+        for (int i = offset; i < offset + length; i++) {
+            if (srcs[i].hasRemaining()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Override
@@ -900,6 +962,15 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                 if (name == SdpSocketOptions.FLOW_CONTROL) {
                     FlowControlScheme.fromName((String) value); // IllegalArgumentException names the choices
                 }
+            } else if (name == SdpSocketOptions.ZCOPY_THRESHOLD) {
+                int t = (Integer) value;
+                if (t != 0 && t < SdpOptions.ZCOPY_THRESHOLD_MIN) {
+                    throw new IllegalArgumentException("Invalid value '" + value + "' (0 or at least "
+                        + SdpOptions.ZCOPY_THRESHOLD_MIN + ")");
+                }
+                if (sdp != null) {
+                    sdp.zcopyThreshold(t);
+                }
             } else if (tcp != null) {
                 tcp.setOption(name, value); // validates as the JDK does
             } else if (name.type() == Integer.class && (Integer) value < 0 && name != StandardSocketOptions.SO_LINGER) {
@@ -941,6 +1012,9 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                 Object set = options.get(name);
                 return (T) (set != null ? FlowControlScheme.fromName((String) set).configName()
                     : new SdpOptions().flowControl().configName());
+            }
+            if (name == SdpSocketOptions.ZCOPY_THRESHOLD) {
+                return (T) options.getOrDefault(name, new SdpOptions().zcopyThreshold());
             }
             if (tcp != null && sdp == null) {
                 return tcp.getOption(name);

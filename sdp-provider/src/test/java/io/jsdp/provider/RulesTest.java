@@ -17,7 +17,7 @@ class RulesTest {
     private static final String FILE = """
         # a comment line
         connect 10.1.0.0/16   *          tcp                 # the old cluster has no RDMA
-        connect 10.0.0.0/8    7000-7999  sdp   bufferBytes=65536 receiveBuffers=32 noDelay=true
+        connect 10.0.0.0/8    7000-7999  sdp   bufferBytes=65536 receiveBuffers=32 noDelay=true zcopyThreshold=262144
         connect 10.0.0.0/8    *          sdp
         bind    *             5432       tcp
         bind    *             6000       sdp   flowControl=nic
@@ -41,6 +41,7 @@ class RulesTest {
         assertEquals(65_536, d.options().bufferBytes());
         assertEquals(32, d.options().receiveBuffers());
         assertTrue(d.options().noDelay());
+        assertEquals(262_144, d.options().zcopyThreshold());
         d = r.decide(Rules.Kind.CONNECT, at("10.2.2.3", 8000), new SdpOptions().bufferBytes(4096));
         assertTrue(d.sdp());
         assertEquals(4096, d.options().bufferBytes(), "no settings: the base stays");
@@ -62,7 +63,7 @@ class RulesTest {
         for (String bad : new String[] {"listen * * sdp", "connect 10.0.0.0/33 * sdp", "connect * 70000 sdp", "connect * 9-8 sdp",
             "connect * * rdma", "connect * * sdp bufferBytes=12", "connect * * sdp receiveBuffers=2", "connect * * sdp color=blue",
             "connect * * sdp flowControl=window", "connect * *", "connect * * sdp noDelay=yes",
-            "connect * * sdp zcopyThreshold=65536"}) {
+            "connect * * sdp zcopyThreshold=100", "connect * * sdp zcopyThreshold=-1"}) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Rules.parse("# ok\n" + bad, "r.conf"),
                 bad);
             assertTrue(e.getMessage().startsWith("jsdp.rules: r.conf line 2 '" + bad + "': "), e.getMessage());

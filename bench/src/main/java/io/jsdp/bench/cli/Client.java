@@ -1,6 +1,7 @@
 package io.jsdp.bench.cli;
 
 import java.io.IOException;
+import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
@@ -19,6 +20,7 @@ final class Client {
     static final int BURST_MESSAGE_BYTES = 1024;
 
     private final Transport transport;
+    private final boolean poll;
     private final String variant;
     private final String address;
     private final Options options;
@@ -26,8 +28,9 @@ final class Client {
     private final long[] samples;
     private boolean described;
 
-    Client(Transport transport, String variant, String address, Options options, Consumer<Result> out) {
+    Client(Transport transport, boolean poll, String variant, String address, Options options, Consumer<Result> out) {
         this.transport = transport;
+        this.poll = poll;
         this.variant = variant;
         this.address = address;
         this.options = options;
@@ -71,7 +74,7 @@ final class Client {
     }
 
     private Conn open() throws IOException {
-        Conn c = new Conn(transport.connect(address), transport.poll());
+        Conn c = new Conn(transport.connect(address, poll), poll);
         if (transport == Transport.SDP && !described) {
             described = true;
             Worker.say(Worker.INFO + " sdp=" + Transport.describe(c.channel));
@@ -91,7 +94,7 @@ final class Client {
         out.accept(new Result(s.id(), transport.id(), variant, size, metric, value, unit));
     }
 
-    /** Emits p50/p90/p99/mean in µs and the sample count of the first {@code n} samples. */
+    /** Emits p50/p90/p99/mean/max in µs and the sample count of the first {@code n} samples. */
     private void latencies(Scenario s, long size, int n) {
         Arrays.sort(samples, 0, n);
         double sum = 0;
@@ -102,6 +105,7 @@ final class Client {
         emit(s, size, "p90_us", samples[index(n, 0.90)] / 1e3, "us");
         emit(s, size, "p99_us", samples[index(n, 0.99)] / 1e3, "us");
         emit(s, size, "mean_us", sum / n / 1e3, "us");
+        emit(s, size, "max_us", samples[n - 1] / 1e3, "us");
         emit(s, size, "samples", n, "count");
     }
 
@@ -192,6 +196,10 @@ final class Client {
      */
     void stream(int size) throws IOException {
         try (Conn c = open()) {
+            if (options.streamNagle && transport != Transport.UDS) {
+                // Nagle's rule for the bulk writer (SDP: a partly filled slot waits for the one in flight)
+                c.channel.setOption(StandardSocketOptions.TCP_NODELAY, false);
+            }
             c.writeHeader(Conn.SINK, size, 0, 0);
             ByteBuffer b = Conn.allocate(size, options.direct);
             long written = 0;

@@ -1,5 +1,6 @@
 package io.jsdp.bench.cli;
 
+import io.jsdp.Sdp;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -32,6 +33,9 @@ final class Conn implements AutoCloseable {
     }
 
     static ByteBuffer allocate(int bytes, boolean direct) {
+        if (direct && Boolean.getBoolean(SdpVariant.DEVICE_MEMORY_PROP)) {
+            return Sdp.allocateDirect(bytes); // device memory: what zero copy can advertise
+        }
         return direct ? ByteBuffer.allocateDirect(bytes) : ByteBuffer.allocate(bytes);
     }
 

@@ -60,6 +60,10 @@ public final class JsdpBench {
             Environment env = run(o);
             System.out.println();
             System.out.print(Report.summary(env.results));
+            String warning = Report.loadWarning(env);
+            if (warning != null) {
+                System.out.println("# " + warning);
+            }
             if (o.csv != null) {
                 Result.writeCsv(o.csv, env.results);
                 System.out.println("# CSV: " + o.csv);
@@ -138,7 +142,7 @@ public final class JsdpBench {
             }
             return;
         }
-        List<String> serverArgs = new ArrayList<>(List.of("server", t.id()));
+        List<String> serverArgs = new ArrayList<>(List.of("server", t.id(), variant));
         serverArgs.addAll(opts);
         try (Child server = Child.start(o.pin ? "1" : null, o, v, serverArgs)) {
             String listening = server.await(Worker.LISTENING, START_TIMEOUT_MS);
@@ -210,7 +214,7 @@ public final class JsdpBench {
         return String.join(" ", parts.subList(0, 1)) + " transports=" + o.transports.stream().map(Transport::id)
             .reduce((a, b) -> a + "," + b).orElse("") + " sdp-variants=" + o.sdpVariants.stream().map(SdpVariant::name)
             .reduce((a, b) -> a + "," + b).orElse("") + (o.quick ? " quick" : "") + (o.oneJvm ? " one-jvm" : " two-jvms")
-            + (o.pin ? " pinned" : " unpinned") + " buffer=" + (o.direct ? "direct" : "heap") + " warmup=" + o.warmupMs
+            + (o.pin ? " pinned" : " unpinned") + (o.streamNagle ? " stream-nagle" : "") + " buffer=" + (o.direct ? "direct" : "heap") + " warmup=" + o.warmupMs
             + "ms duration=" + o.durationMs + "ms" + (o.jvmArgs.isEmpty() ? "" : " jvm-args=" + String.join(" ", o.jvmArgs));
     }
 
@@ -245,11 +249,11 @@ public final class JsdpBench {
             }
             cmd.add(ProcessHandle.current().info().command()
                 .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-            cmd.addAll(o.jvmArgs);
+            cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"); // first: --jvm-arg may change it
             if (v != null) {
                 cmd.addAll(v.jvmOptions());
             }
-            cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
+            cmd.addAll(o.jvmArgs); // last, so they win
             cmd.add("-cp");
             cmd.add(System.getProperty("java.class.path"));
             cmd.add(Worker.class.getName());

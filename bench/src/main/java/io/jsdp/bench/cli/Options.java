@@ -21,12 +21,13 @@ final class Options {
         "scenarios: rr, stream, rate, connect, progress (all = every one)",
         "options:",
         "  --transports LIST    tcp,tcp-poll,uds,sdp (default: all four)",
-        "  --sdp-variants LIST  SDP variants from the registry (default: credit,spin0; --list-variants)",
+        "  --sdp-variants LIST  SDP variants from the registry (default: credit,spin0,bcopy,zcopy; --list-variants)",
         "  --sizes LIST         message sizes in bytes for rr, stream and rate (default per scenario)",
         "  --computes LIST      progress: computation between send and receive, in µs (default 0,10,50,100,200,500)",
         "  --warmup-ms N        warm-up per measurement point (default 1000; --quick 150)",
         "  --duration-ms N      measured time per point (default 3000; --quick 250)",
         "  --jvm-warmup-ms N    unmeasured round trips and stream before the first point (default 3000; --quick 2000)",
+        "  --stream-nagle       stream: the writer without TCP_NODELAY (Nagle's rule; SDP coalesces) (default: TCP_NODELAY on everywhere)",
         "  --window N           rate: requests in flight (default 16)",
         "  --buffer heap|direct the application's read/write buffers (default direct)",
         "  --one-jvm            client and server in one JVM (default: two, the CLI starts both)",
@@ -50,6 +51,7 @@ final class Options {
     final long durationMs;
     final long jvmWarmupMs;
     final int window;
+    final boolean streamNagle;
     final boolean direct;
     final boolean oneJvm;
     final boolean pin;
@@ -70,6 +72,7 @@ final class Options {
         durationMs = b.durationMs;
         jvmWarmupMs = b.jvmWarmupMs;
         window = b.window;
+        streamNagle = b.streamNagle;
         direct = b.direct;
         oneJvm = b.oneJvm;
         pin = b.pin;
@@ -157,6 +160,9 @@ final class Options {
                     b.direct = v.equals("direct");
                     break;
                 }
+                case "--stream-nagle":
+                    b.streamNagle = true;
+                    break;
                 case "--one-jvm":
                     b.oneJvm = true;
                     break;
@@ -191,7 +197,8 @@ final class Options {
         }
         b.transports.addAll(transports != null ? transports : Arrays.asList(Transport.values()));
         b.sdpVariants.addAll(variants != null ? variants
-            : List.of(SdpVariant.named(SdpVariant.DEFAULT), SdpVariant.named(SdpVariant.BLOCKING)));
+            : List.of(SdpVariant.named(SdpVariant.DEFAULT), SdpVariant.named(SdpVariant.BLOCKING),
+                SdpVariant.named(SdpVariant.BCOPY), SdpVariant.named(SdpVariant.ZCOPY)));
         for (Scenario s : Scenario.values()) {
             if (sizesSpec != null && sizesSpec.containsKey(s)) {
                 b.sizes.put(s, sizesSpec.get(s));
@@ -249,6 +256,9 @@ final class Options {
         out.add(Integer.toString(window));
         out.add("--buffer");
         out.add(direct ? "direct" : "heap");
+        if (streamNagle) {
+            out.add("--stream-nagle");
+        }
         out.add(SIZES_SPEC);
         out.add(sizesSpec());
         return out;
@@ -292,6 +302,7 @@ final class Options {
         long durationMs;
         long jvmWarmupMs;
         int window = 16;
+        boolean streamNagle;
         boolean direct = true;
         boolean oneJvm;
         boolean pin;

@@ -293,12 +293,18 @@ final class Report {
         md.append("| JVMs | ").append(o.oneJvm ? "one (client and server threads in one JVM)" : "two (client and server)")
             .append(", ").append(o.pin ? "pinned with taskset" : "unpinned").append(" |\n");
         md.append("| buffers | ").append(o.direct ? "direct" : "heap").append(" ByteBuffers |\n");
+        md.append("| TCP_NODELAY | on for every connection").append(o.streamNagle ? ", except stream writers (Nagle's rule, --stream-nagle)" : "")
+            .append(" (SDP: `noDelay`; not applicable to uds) |\n");
         md.append("| per point | warm-up ").append(o.warmupMs).append(" ms, measured ").append(o.durationMs)
             .append(" ms").append(o.quick ? " (--quick)" : "").append(" |\n");
         if (env.sdpTransport != null) {
             md.append("| SDP connections | `").append(env.sdpTransport).append("` (`SdpSocketOptions.TRANSPORT`) |\n");
         }
         md.append("| run | `").append(env.command).append("` |\n\n");
+        String warning = loadWarning(env);
+        if (warning != null) {
+            md.append("**").append(warning).append("**\n\n");
+        }
         md.append("Placement:\n\n");
         env.placements.forEach(p -> md.append("- ").append(p).append('\n'));
         md.append("\nHow each side waits:\n\n");
@@ -351,6 +357,9 @@ final class Report {
                     md.append(" | ").append(main == null ? "—" : num(vsTcp(rs, main)) + "×").append(" |\n");
                 }
             }
+            if (sc.equals("progress")) {
+                md.append(overlapTable(rs));
+            }
             String png = Plot.write(dir, sc, rs);
             if (png != null) {
                 md.append("\n![").append(sc).append("](").append(png).append(")\n");
@@ -362,6 +371,65 @@ final class Report {
         Path file = dir.resolve("report.md");
         Files.writeString(file, md.toString(), StandardCharsets.UTF_8);
         return file;
+    }
+
+    /**
+     * How much of the computation the communication overlapped, per series and computation time C:
+     * {@code (2C + L0 - L) / C} with L the iteration's p50 at C and L0 at C = 0 — 1 when an iteration
+     * takes one computation plus the communication (full progress), 0 when it takes two (none).
+     */
+    static double overlap(List<Result> rs, String series, long computeUs) {
+        double l0 = value(rs, "progress", series, 0, "p50_us");
+        double l = value(rs, "progress", series, computeUs, "p50_us");
+        if (computeUs == 0 || Double.isNaN(l0) || Double.isNaN(l)) {
+            return Double.NaN;
+        }
+        return (2.0 * computeUs + l0 - l) / computeUs;
+    }
+
+    private static String overlapTable(List<Result> rs) {
+        List<Long> computes = new ArrayList<>(sizes(rs, "progress"));
+        computes.remove(Long.valueOf(0));
+        if (computes.isEmpty() || Double.isNaN(value(rs, "progress", series(rs, "progress").get(0), 0, "p50_us"))) {
+            return "";
+        }
+        StringBuilder md = new StringBuilder("\nOverlap of computation and communication, `(2C + L0 − L) / C` from the "
+            + "p50s (1: full progress, the computations of both sides run in parallel; 0: none, they run one after "
+            + "the other):\n\n| series");
+        computes.forEach(c -> md.append(" | C = ").append(c).append(" µs"));
+        md.append(" |\n|---");
+        computes.forEach(c -> md.append("|---"));
+        md.append("|\n");
+        for (String series : series(rs, "progress")) {
+            md.append("| ").append(series);
+            computes.forEach(c -> md.append(" | ").append(num(overlap(rs, series, c))));
+            md.append(" |\n");
+        }
+        return md.toString();
+    }
+
+    /**
+     * A warning when the machine was busy with other work: a 1-minute load average, before or after,
+     * above the CPU count plus one half means something else wanted the CPUs the two sides need (the
+     * run's own two spinning sides bring it to about 2).
+     */
+    static String loadWarning(JsdpBench.Environment env) {
+        int cpus = Runtime.getRuntime().availableProcessors();
+        double worst = Math.max(firstLoad(env.loadBefore), firstLoad(env.loadAfter));
+        if (worst < cpus + 0.5) {
+            return null;
+        }
+        return String.format(Locale.ROOT, "Busy machine: load average up to %.1f on %d CPUs. Other processes competed "
+            + "for the CPUs; the figures are preliminary and ratios between transports may not hold on a quiet machine.",
+            worst, cpus);
+    }
+
+    private static double firstLoad(String load) {
+        try {
+            return Double.parseDouble(load.trim().split("\\s+")[0]);
+        } catch (RuntimeException e) {
+            return 0;
+        }
     }
 
     private static List<String> metrics(List<Result> rs, String scenario) {

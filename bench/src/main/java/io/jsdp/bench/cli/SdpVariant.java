@@ -16,35 +16,59 @@ import java.util.Map;
  *
  * @param name what {@code --sdp-variants} and the CSV call it
  * @param properties {@code -D} settings for the client and the server JVM
+ * @param poll whether both ends use non-blocking channels and spin on them (as {@code tcp-poll})
+ *     instead of blocking ones
  * @param waits how a blocked read or write waits ("spin 20 µs, then park", for the report)
  * @param description one line for {@code --list-variants} and the report
  */
-record SdpVariant(String name, Map<String, String> properties, String waits, String description) {
+record SdpVariant(String name, Map<String, String> properties, boolean poll, String waits, String description) {
 
     /** The variant the targets call "spinning": the defaults. */
     static final String DEFAULT = "credit";
     /** The variant the targets call "blocking (spin window 0)". */
     static final String BLOCKING = "spin0";
+    /** Like {@code tcp-poll}: never parks, whatever the spin window. */
+    static final String POLL = "poll";
+    /** Buffer copy from device memory: the baseline of {@link #ZCOPY}. */
+    static final String BCOPY = "bcopy";
+    /** Zero copy (issue 9). */
+    static final String ZCOPY = "zcopy";
+    /**
+     * Bench property: the workers' direct buffers come from {@code io.jsdp.Sdp.allocateDirect} (device
+     * memory, which zero copy can advertise) instead of {@code ByteBuffer.allocateDirect}.
+     */
+    static final String DEVICE_MEMORY_PROP = "jsdp.bench.deviceMemory";
 
     private static final Map<String, SdpVariant> REGISTRY = new LinkedHashMap<>();
 
     static {
-        add(new SdpVariant(DEFAULT, Map.of(SdpOptions.FLOW_CONTROL_PROP, FlowControlScheme.CREDIT.configName()),
+        add(new SdpVariant(DEFAULT, Map.of(SdpOptions.FLOW_CONTROL_PROP, FlowControlScheme.CREDIT.configName()), false,
             "spin " + SdpOptions.SPIN_NS_DEFAULT / 1000 + " µs, then park",
             "the defaults, credit-based flow control (the spec) asked for explicitly, buffer copy, spin window "
                 + SdpOptions.SPIN_NS_PROP + "=" + SdpOptions.SPIN_NS_DEFAULT + " ns, SoftRdma device"));
-        add(new SdpVariant("packetized", Map.of(SdpOptions.FLOW_CONTROL_PROP, FlowControlScheme.PACKETIZED.configName()),
+        add(new SdpVariant("packetized", Map.of(SdpOptions.FLOW_CONTROL_PROP, FlowControlScheme.PACKETIZED.configName()), false,
             "spin " + SdpOptions.SPIN_NS_DEFAULT / 1000 + " µs, then park",
             "packetized flow control (seed 001 §4.1.3): RDMA WRITE into the peer's byte ring, data held for lack of"
                 + " room moves only in the application's calls; otherwise the defaults"));
-        add(new SdpVariant("nic", Map.of(SdpOptions.FLOW_CONTROL_PROP, FlowControlScheme.NIC.configName()),
+        add(new SdpVariant("nic", Map.of(SdpOptions.FLOW_CONTROL_PROP, FlowControlScheme.NIC.configName()), false,
             "spin " + SdpOptions.SPIN_NS_DEFAULT / 1000 + " µs, then park",
             "NIC-assisted flow control (seed 001 §4.3): virtual window, half the send slots posted beyond the credits"
                 + " for the device to send (RNR retry); otherwise the defaults"));
-        add(new SdpVariant(BLOCKING, Map.of(SdpOptions.SPIN_NS_PROP, "0", ShmSettings.SPIN_NS_PROP, "0"),
+        add(new SdpVariant(BLOCKING, Map.of(SdpOptions.SPIN_NS_PROP, "0", ShmSettings.SPIN_NS_PROP, "0"), false,
             "park at once",
             "credit, no spinning: a blocked read or write parks at once (" + SdpOptions.SPIN_NS_PROP + "=0), and so"
                 + " do SoftRdma's waiters (" + ShmSettings.SPIN_NS_PROP + "=0); what a CPU-frugal deployment gets"));
+        add(new SdpVariant(POLL, Map.of(), true, "spin (non-blocking busy-poll)",
+            "credit, but both ends use non-blocking channels and spin on read/write as tcp-poll does: never parks"));
+        add(new SdpVariant(BCOPY, Map.of(DEVICE_MEMORY_PROP, "true", SdpOptions.ZCOPY_THRESHOLD_PROP, "0"), false,
+            "spin " + SdpOptions.SPIN_NS_DEFAULT / 1000 + " µs, then park",
+            "buffer copy from device memory (Sdp.allocateDirect buffers, " + SdpOptions.ZCOPY_THRESHOLD_PROP + "=0): "
+                + "the baseline zcopy is compared with"));
+        add(new SdpVariant(ZCOPY, Map.of(DEVICE_MEMORY_PROP, "true"), false,
+            "spin " + SdpOptions.SPIN_NS_DEFAULT / 1000 + " µs, then park",
+            "zero copy: blocking writes of Sdp.allocateDirect buffers of at least " + SdpOptions.ZCOPY_THRESHOLD_PROP + "="
+                + SdpOptions.ZCOPY_THRESHOLD_DEFAULT + " bytes go by SrcAvail / RDMA READ into the reader's direct buffer; "
+                + "smaller ones by buffer copy"));
     }
 
     SdpVariant {

@@ -14,12 +14,14 @@ import java.nio.channels.SocketChannel;
 final class Server implements AutoCloseable {
     private final Transport transport;
     private final boolean direct;
+    private final boolean poll;
     private final ServerSocketChannel listener;
     private final Thread acceptor;
     private volatile boolean closed;
 
-    Server(Transport transport, boolean direct) throws IOException {
+    Server(Transport transport, boolean poll, boolean direct) throws IOException {
         this.transport = transport;
+        this.poll = poll;
         this.direct = direct;
         this.listener = transport.listen();
         this.acceptor = new Thread(this::acceptLoop, "bench-accept");
@@ -46,8 +48,8 @@ final class Server implements AutoCloseable {
                 return;
             }
             try {
-                transport.ready(ch);
-                Conn c = new Conn(ch, transport.poll());
+                transport.ready(ch, poll);
+                Conn c = new Conn(ch, poll);
                 int[] h = c.readHeader();
                 if (h == null) {
                     c.close();

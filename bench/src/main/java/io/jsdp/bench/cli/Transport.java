@@ -45,9 +45,9 @@ enum Transport {
         return id;
     }
 
-    /** Whether both ends busy-poll non-blocking channels instead of blocking. */
-    boolean poll() {
-        return poll;
+    /** Whether both ends busy-poll non-blocking channels instead of blocking (SDP: per variant). */
+    boolean poll(SdpVariant variant) {
+        return this == SDP ? variant != null && variant.poll() : poll;
     }
 
     /** How a blocked read or write waits; for SDP the variant says. */
@@ -98,8 +98,8 @@ enum Transport {
         return Integer.toString(((InetSocketAddress) a).getPort());
     }
 
-    /** Connects a blocking channel to {@code address} ({@link #address}) and readies it ({@link #ready}). */
-    SocketChannel connect(String address) throws IOException {
+    /** Connects a channel to {@code address} ({@link #address}) and readies it ({@link #ready}). */
+    SocketChannel connect(String address, boolean poll) throws IOException {
         SocketChannel ch;
         switch (this) {
             case UDS:
@@ -115,7 +115,7 @@ enum Transport {
             SocketAddress to = this == UDS ? UnixDomainSocketAddress.of(address)
                 : new InetSocketAddress(InetAddress.getLoopbackAddress(), Integer.parseInt(address));
             ch.connect(to);
-            ready(ch);
+            ready(ch, poll);
             return ch;
         } catch (IOException | RuntimeException e) {
             ch.close();
@@ -125,11 +125,11 @@ enum Transport {
 
     /**
      * Sets {@code TCP_NODELAY} on Internet channels, checks an SDP channel travels over SDP, and makes
-     * a polling transport's channel non-blocking.
+     * the channel non-blocking when {@code poll}.
      *
      * @throws IllegalStateException when an SDP channel fell back to TCP
      */
-    void ready(SocketChannel ch) throws IOException {
+    void ready(SocketChannel ch, boolean poll) throws IOException {
         if (this != UDS) {
             ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
         }

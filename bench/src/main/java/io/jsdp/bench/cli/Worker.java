@@ -7,8 +7,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
- * The JVMs {@link JsdpBench} starts: {@code server <transport>}, {@code client <transport> <variant>
- * <address>} or {@code both <transport> <variant>} (one JVM), each followed by the measurement
+ * The JVMs {@link JsdpBench} starts: {@code server <transport> <variant>}, {@code client <transport>
+ * <variant> <address>} or {@code both <transport> <variant>} (one JVM; variant {@code -} for the JDK's
+ * transports), each followed by the measurement
  * options ({@link Options#childArgs}). It talks to the CLI in lines on standard output:
  * {@value #LISTENING} (server), {@value #INFO} (facts for the report), {@value #RESULT} (a CSV row),
  * {@value #DONE} (client). A server runs until its standard input ends.
@@ -32,10 +33,12 @@ public final class Worker {
     public static void main(String[] args) throws Exception {
         String role = args[0];
         Transport transport = Transport.parse(args[1]);
+        String variant = args[2];
+        boolean poll = transport.poll(variant.equals(Result.NO_VARIANT) ? null : SdpVariant.named(variant));
         switch (role) {
             case "server": {
-                Options o = Options.parse(Arrays.copyOfRange(args, 2, args.length));
-                try (Server server = new Server(transport, o.direct)) {
+                Options o = Options.parse(Arrays.copyOfRange(args, 3, args.length));
+                try (Server server = new Server(transport, poll, o.direct)) {
                     say(LISTENING + " " + server.address());
                     info();
                     waitForEndOfInput();
@@ -45,7 +48,7 @@ public final class Worker {
             case "client": {
                 Options o = Options.parse(Arrays.copyOfRange(args, 4, args.length));
                 info();
-                new Client(transport, args[2], args[3], o, r -> say(RESULT + " " + r.csv())).runAll();
+                new Client(transport, poll, variant, args[3], o, r -> say(RESULT + " " + r.csv())).runAll();
                 // An SDP close ends with a DisConn exchange after close() returns: let the last ones finish
                 // before exiting, or the server records the connection as gone (an FFDC line in the log).
                 Thread.sleep(CLOSE_GRACE_MS);
@@ -55,8 +58,8 @@ public final class Worker {
             case "both": {
                 Options o = Options.parse(Arrays.copyOfRange(args, 3, args.length));
                 info();
-                try (Server server = new Server(transport, o.direct)) {
-                    new Client(transport, args[2], server.address(), o, r -> say(RESULT + " " + r.csv())).runAll();
+                try (Server server = new Server(transport, poll, o.direct)) {
+                    new Client(transport, poll, variant, server.address(), o, r -> say(RESULT + " " + r.csv())).runAll();
                 }
                 say(DONE);
                 break;

@@ -47,7 +47,7 @@ class JsdpBenchIT {
     void everyScenarioRunsOverEveryTransportAndWritesTheCsvAndReport() throws Exception {
         Path csv = dir.resolve("r.csv");
         Path report = dir.resolve("report");
-        String out = run("all", "--quick", "--sizes", "64", "--computes", "0,20", "--warmup-ms", "10",
+        String out = run("all", "--quick", "--sdp-variants", "credit,spin0", "--sizes", "64", "--computes", "0,20", "--warmup-ms", "10",
             "--duration-ms", "40", "--jvm-warmup-ms", "50", "--csv", csv.toString(), "--report", report.toString());
         List<Result> rs = Result.readCsv(csv);
         Set<String> seen = new TreeSet<>();
@@ -68,6 +68,22 @@ class JsdpBenchIT {
         for (Scenario s : Scenario.values()) {
             assertTrue(Files.size(report.resolve(s.id() + ".png")) > 1000, s.id());
         }
+    }
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void quickStreamRunsTheBufferCopyAndZeroCopyVariantsAtOneMebibyte() throws Exception {
+        Path csv = dir.resolve("z.csv");
+        run("stream", "--quick", "--one-jvm", "--transports", "sdp", "--sizes", "1048576", "--warmup-ms", "10",
+            "--duration-ms", "100", "--jvm-warmup-ms", "50", "--csv", csv.toString());
+        Set<String> seen = new TreeSet<>();
+        for (Result r : Result.readCsv(csv)) {
+            if (r.csv().startsWith("stream,sdp,") && r.csv().contains(",1048576,gbps,")) {
+                seen.add(r.series());
+                assertTrue(r.value() > 0, r.toString());
+            }
+        }
+        assertEquals(new TreeSet<>(List.of("sdp/credit", "sdp/spin0", "sdp/bcopy", "sdp/zcopy")), seen);
     }
 
     @Test

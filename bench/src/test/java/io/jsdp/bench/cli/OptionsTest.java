@@ -20,7 +20,7 @@ class OptionsTest {
         Options o = Options.parse("all");
         assertEquals(List.of(Scenario.values()), o.scenarios);
         assertEquals(List.of(Transport.TCP, Transport.TCP_POLL, Transport.UDS, Transport.SDP), o.transports);
-        assertEquals(List.of("credit", "spin0"), o.sdpVariants.stream().map(SdpVariant::name).toList());
+        assertEquals(List.of("credit", "spin0", "bcopy", "zcopy"), o.sdpVariants.stream().map(SdpVariant::name).toList());
         assertArrayEquals(new int[] {1, 64, 1024, 16384}, o.sizes.get(Scenario.RR));
         assertArrayEquals(new int[] {64, 1024, 16384, 65536, 1048576}, o.sizes.get(Scenario.STREAM));
         assertEquals(1000, o.warmupMs);
@@ -63,7 +63,7 @@ class OptionsTest {
     @Test
     void workersParseTheMeasurementSettingsBack() {
         Options o = Options.parse("rr,progress", "--sizes", "3,5", "--computes", "0,7", "--warmup-ms", "11",
-            "--duration-ms", "13", "--buffer", "heap", "--window", "2", "--jvm-warmup-ms", "17");
+            "--duration-ms", "13", "--buffer", "heap", "--window", "2", "--jvm-warmup-ms", "17", "--stream-nagle");
         Options back = Options.parse(o.childArgs().toArray(new String[0]));
         assertEquals(o.scenarios, back.scenarios);
         assertArrayEquals(o.sizes.get(Scenario.RR), back.sizes.get(Scenario.RR));
@@ -73,6 +73,8 @@ class OptionsTest {
         assertEquals(17, back.jvmWarmupMs);
         assertEquals(2, back.window);
         assertFalse(back.direct);
+        assertTrue(back.streamNagle);
+        assertFalse(Options.parse("stream").streamNagle);
     }
 
     @Test
@@ -103,5 +105,9 @@ class OptionsTest {
         assertEquals(List.of("-Djsdp.flowControl=packetized"), SdpVariant.named("packetized").jvmOptions());
         assertEquals(List.of("-Djsdp.flowControl=nic"), SdpVariant.named("nic").jvmOptions());
         assertEquals(List.of("-Djsdp.soft.spinNs=0", "-Djsdp.spinNs=0"), SdpVariant.named("spin0").jvmOptions());
+        assertTrue(SdpVariant.named("poll").poll() && Transport.SDP.poll(SdpVariant.named("poll")));
+        assertFalse(Transport.SDP.poll(SdpVariant.named("credit")));
+        assertTrue(Transport.TCP_POLL.poll(null));
+        assertFalse(Transport.TCP.poll(null));
     }
 }

@@ -120,6 +120,27 @@ class ReportTest {
     }
 
     @Test
+    void progressOverlapIsOneForFullProgressAndZeroForNone() {
+        List<Result> rs = List.of(r("progress", "sdp", "credit", 0, "p50_us", 40, "us"),
+            r("progress", "sdp", "credit", 100, "p50_us", 140, "us"),
+            r("progress", "tcp", "-", 0, "p50_us", 40, "us"),
+            r("progress", "tcp", "-", 100, "p50_us", 240, "us"));
+        assertEquals(1.0, Report.overlap(rs, "sdp/credit", 100), 1e-9);
+        assertEquals(0.0, Report.overlap(rs, "tcp", 100), 1e-9);
+        assertEquals(Double.NaN, Report.overlap(rs, "tcp", 0));
+    }
+
+    @Test
+    void aBusyMachineIsSaidSoAndAQuietOneIsNot() {
+        JsdpBench.Environment env = new JsdpBench.Environment();
+        env.loadBefore = "0.20 0.10 0.05";
+        env.loadAfter = "0.90 0.30 0.10";
+        assertNull(Report.loadWarning(env));
+        env.loadAfter = "40.00 12.00 3.00";
+        assertTrue(Report.loadWarning(env).startsWith("Busy machine: load average up to 40.0 on "));
+    }
+
+    @Test
     void summaryListsTheMainFigurePerSeriesAndSize() {
         String s = Report.summary(run());
         assertTrue(s.contains("sdp/credit"), s);

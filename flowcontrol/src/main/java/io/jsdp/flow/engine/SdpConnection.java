@@ -12,6 +12,8 @@ import io.jsdp.flow.wire.Hello;
 import io.jsdp.flow.wire.HelloAck;
 import io.jsdp.flow.wire.MessageId;
 import io.jsdp.flow.wire.RingMessages;
+import io.jsdp.flow.wire.RdmaComplHeader;
+import io.jsdp.flow.wire.SrcAvailHeader;
 import io.jsdp.ras.Ffdc;
 import io.jsdp.ras.TraceLevel;
 import io.jsdp.verbs.Access;
@@ -23,6 +25,7 @@ import io.jsdp.verbs.DeviceMemory;
 import io.jsdp.verbs.Errno;
 import io.jsdp.verbs.MemoryRegion;
 import io.jsdp.verbs.Opcode;
+import io.jsdp.verbs.ProtectionDomain;
 import io.jsdp.verbs.QueuePair;
 import io.jsdp.verbs.QueuePairAttributes;
 import io.jsdp.verbs.RdmaDevice;
@@ -78,8 +81,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * Every field below the lock banner is guarded by {@link #lock} (a {@link ReentrantLock}: waiters
  * park). The application's reader and writer, the stack's progress thread (armed completion events),
  * its CM thread and its timer all take it briefly; nobody blocks while holding it except in
- * {@link Condition#awaitNanos}, which releases it. Waking a parked waiter on an asynchronous close:
- * the close moves the queue pair to ERROR, whose flush completions fire the armed queue.
+ * {@link Condition#awaitNanos}, which releases it. Release it only through {@code unlock()} or
+ * {@code unlockAndNotify()}, never a bare {@code lock.unlock()}: the progress thread leaves a
+ * completion event to the holder of a busy lock ({@code eventPending}), and those two handle it.
+ * Waking a parked waiter on an asynchronous close: the close moves the queue pair to ERROR, whose
+ * flush completions fire the armed queue.
  */
 public final class SdpConnection {
     /** {@link #read} status: the peer shut its output down and every byte was read. */
@@ -90,6 +96,13 @@ public final class SdpConnection {
     public static final int CLOSED = -3;
     /** {@link #write} status: this side shut its output down. */
     public static final int OUTPUT_SHUT = -4;
+
+    /**
+     * {@link #write(ByteBuffer, int)} flag: the caller is a blocking writer that calls again with the
+     * same buffer until it is consumed and does not touch the buffer meanwhile, so a direct buffer at or
+     * above the zero-copy threshold may be read by the peer in place ({@link LargeTransfers}).
+     */
+    public static final int HOLDS_BUFFER = 1;
 
     /** Ready: {@link #read} would return data, EOF or a failure. */
     public static final int OP_READ = 1;
@@ -122,10 +135,14 @@ public final class SdpConnection {
     private static final long KIND_DATA = 2L << KIND_SHIFT;
     private static final long KIND_CTRL = 3L << KIND_SHIFT;
     private static final long KIND_KEEPALIVE = 4L << KIND_SHIFT;
+    /** Work requests of zero copy (RDMA READ): the index is the {@link LargeTransfers} tag. */
+    private static final long KIND_ZCOPY = 5L << KIND_SHIFT;
+    /** Send-queue entries zero copy may use beyond the slots (its RDMA READs). */
+    private static final int ZCOPY_WRS = 2;
     /** Packetized: an RDMA WRITE into the peer's ring (unsignaled: completes only on error). */
-    private static final long KIND_RING_WRITE = 5L << KIND_SHIFT;
+    private static final long KIND_RING_WRITE = 6L << KIND_SHIFT;
     /** Packetized: a RingData notification; the index is its notification slot. */
-    private static final long KIND_NOTE = 6L << KIND_SHIFT;
+    private static final long KIND_NOTE = 7L << KIND_SHIFT;
     static final int NOTE_SLOT_BYTES = 32;
     /** The longest an abortive close waits for its AbortConn to reach the peer before it disconnects. */
     private static final long ABORT_SEND_NS = TimeUnit.MILLISECONDS.toNanos(10);
@@ -167,13 +184,16 @@ public final class SdpConnection {
     private final ReceiveWorkRequest rwr = new ReceiveWorkRequest(1);
     private final Bsdh bsdh = new Bsdh();
     private volatile ReadinessListener listener;
+    private final LargeTransfers.Factory largeFactory;
+    private final SrcAvailHeader srcAh = new SrcAvailHeader();
+    private final RdmaComplHeader complH = new RdmaComplHeader();
 
     // ---- guarded by lock
     /** Credits until the handshake, then the negotiated scheme's strategy. */
     private FlowControl fc = new CreditFlowControl();
     /** The strategy when packetized was negotiated, else null: the ring data path is on. */
     private PacketizedFlowControl ring;
-    private boolean negotiated;
+    private boolean schemeChosen;
     /** The Hello's bufs (active side), replayed into the strategy the HelloAck picks. */
     private int helloBufs;
     /** Packetized send side: stream bytes copied in, posted (RDMA-written), freed (notification done). */
@@ -231,6 +251,14 @@ public final class SdpConnection {
     private long unreadTail;
     private int headOffset;
     private long unreadBytes;
+    /** Per unread message: bytes of extended header before its payload (SrcAvail's SrcAH). */
+    private final int[] unreadSkip;
+    /** Per unread message: a SrcAvail's remote part follows its inline bytes in the stream. */
+    private final boolean[] unreadRemote;
+    /** The reader is at a SrcAvail's remote part ({@link LargeTransfers#readRemote}). */
+    private boolean remoteAtHead;
+    /** Zero copy of this connection, when the handshake negotiated it. */
+    private LargeTransfers large;
     /** Send side: slots posted / completed / the open slot and its fill. */
     private long slotPosted;
     private long slotCompleted;
@@ -273,9 +301,13 @@ public final class SdpConnection {
     private long stallStartNs;
     /** The JFR event of the current stall, when a recording wants it. */
     private io.jsdp.flow.events.CreditStallEvent stallEvent;
-    /** Zero-copy transfers, incremented under the lock by the zero-copy path (issue 9); 0 until it exists. */
-    private long zeroCopyTransfers;
     private int lastNotifiedOps = -1;
+    /** Capability bits both sides use (the HelloAck's). */
+    private int negotiated;
+    /** The peer's {@code max_adverts}: SrcAvails it accepts outstanding. */
+    private int peerMaxAdverts = 1;
+    /** The reader asked zero copy about the SrcAvail at the head of the unread FIFO. */
+    private boolean headAdvertChecked;
     /** TCP_NODELAY, changeable at run time. */
     private boolean noDelay;
 
@@ -296,6 +328,9 @@ public final class SdpConnection {
         this.slotOnDevice = new boolean[sendCount];
         this.unread = new int[recvCount];
         this.unreadLen = new int[recvCount];
+        this.unreadSkip = new int[recvCount];
+        this.unreadRemote = new boolean[recvCount];
+        this.largeFactory = stack.largeTransfers();
         this.slotLen = new int[sendCount];
         this.noDelay = options.noDelay();
         for (int i = 0; i < wcs.length; i++) {
@@ -354,7 +389,7 @@ public final class SdpConnection {
 
     /** Send work requests: per slot one message; packetized: per notification up to three writes and the SEND. */
     private int maxSendWr() {
-        return (wish == FlowControlScheme.PACKETIZED ? 4 * sendCount : sendCount) + CTRL_SLOTS + 2;
+        return (wish == FlowControlScheme.PACKETIZED ? 4 * sendCount : sendCount) + CTRL_SLOTS + 2 + ZCOPY_WRS;
     }
 
     /** NIC-assisted needs the device to hold a send until the peer posts a buffer: RNR retry "forever". */
@@ -447,8 +482,8 @@ public final class SdpConnection {
         if (active) {
             // In-band Hello (sdp-wire.md C.7): our first SEND, mseq 0, our posted receives in bufs.
             int off = ctrlSlotOffset();
-            Hello hello = new Hello().wrap(bsdh.buffer(), off).put(1, bufferBytes, cmId.localAddress(), remote,
-                wish.capabilityBit());
+            Hello hello = new Hello().wrap(bsdh.buffer(), off).put(ownMaxAdverts(), bufferBytes, cmId.localAddress(), remote,
+                offeredCapabilities() | wish.capabilityBit());
             if (ringMr != null) {
                 hello.putRing(ringMr.address(), ringMr.rkey(), ringBytes);
             }
@@ -500,6 +535,9 @@ public final class SdpConnection {
                 maybeReleaseLocked();
                 return n;
             }
+            if (state == State.FAILED) {
+                return FAILED; // failed while a zero-copy read waited
+            }
             if (!hasUnreadLocked() && (disconnReceived || state == State.FINISHED)) {
                 maybeReleaseLocked();
                 return EOF;
@@ -512,7 +550,7 @@ public final class SdpConnection {
 
     /** Whether received data waits for the reader: messages in receive buffers, or bytes in our ring. */
     private boolean hasUnreadLocked() {
-        return unreadHead != unreadTail || ring != null && ring.unread() > 0;
+        return unreadHead != unreadTail || remoteAtHead || ring != null && ring.unread() > 0;
     }
 
     private int copyOutLocked(ByteBuffer dst) {
@@ -520,25 +558,57 @@ public final class SdpConnection {
             return copyOutOfRingLocked(dst);
         }
         int total = 0;
-        while (unreadHead != unreadTail && dst.hasRemaining()) {
+        int copied = 0;
+        while ((remoteAtHead || unreadHead != unreadTail) && dst.hasRemaining()) {
+            if (remoteAtHead) {
+                int r = readRemoteLocked(dst);
+                if (r < 0) {
+                    break; // failed meanwhile: the FIFO is gone
+                }
+                total += r;
+                if (large.remoteLeft()) {
+                    break; // dst is full
+                }
+                remoteAtHead = false;
+                continue;
+            }
             int slot = (int) (unreadHead % recvCount);
             int buf = unread[slot];
+            if (unreadRemote[slot] && !headAdvertChecked) {
+                headAdvertChecked = true;
+                if (large.startAdvert()) {
+                    // discarded after a refusal of an earlier SrcAvail: its bytes come again as Data
+                    unreadBytes -= unreadLen[slot] - headOffset;
+                    unreadHead++;
+                    headOffset = 0;
+                    headAdvertChecked = false;
+                    if (!postReceiveLocked(buf)) {
+                        break;
+                    }
+                    continue;
+                }
+            }
             int left = unreadLen[slot] - headOffset;
             int n = Math.min(left, dst.remaining());
-            int from = buf * bufferBytes + Bsdh.LENGTH + headOffset;
+            int from = buf * bufferBytes + Bsdh.LENGTH + unreadSkip[slot] + headOffset;
             dst.put(dst.position(), mem, from, n);
             dst.position(dst.position() + n);
             total += n;
+            copied += n;
             headOffset += n;
             if (headOffset == unreadLen[slot]) {
                 unreadHead++;
                 headOffset = 0;
+                headAdvertChecked = false;
+                remoteAtHead = unreadRemote[slot];
                 if (!postReceiveLocked(buf)) {
-                    return total;
+                    break;
                 }
             }
         }
-        unreadBytes -= total;
+        if (state != State.FAILED) {
+            unreadBytes -= copied;
+        }
         return total;
     }
 
@@ -558,6 +628,53 @@ public final class SdpConnection {
     }
 
     /**
+     * Moves bytes of the remote part at the head into {@code dst}, waiting for the RDMA READ it posts
+     * (the read is the copy: it completes without the peer's threads). The wait holds nothing the
+     * progress thread needs: it polls our own queue, then parks on {@link #changed}.
+     *
+     * @return bytes read, or -1 when the connection failed meanwhile
+     */
+    private int readRemoteLocked(ByteBuffer dst) {
+        int r = large.readRemote(dst);
+        if (r != LargeTransfers.IN_PROGRESS) {
+            return r < 0 ? -1 : r;
+        }
+        long spinUntil = System.nanoTime() + options.spinNs();
+        boolean interrupted = false;
+        try {
+            for (;;) {
+                progressLocked();
+                if (state == State.FAILED || released) {
+                    return -1;
+                }
+                r = large.readRemote(dst);
+                if (r != LargeTransfers.IN_PROGRESS) {
+                    return r < 0 ? -1 : r;
+                }
+                if (System.nanoTime() - spinUntil < 0) {
+                    Thread.onSpinWait();
+                    continue;
+                }
+                waiters++; // before arming: the progress thread must not leave the event to us (onCompletionEvent)
+                try {
+                    if (armLocked()) {
+                        // the READ's own timeout (zcopy) fails the connection, which signals us
+                        changed.awaitNanos(TimeUnit.MILLISECONDS.toNanos(10));
+                    }
+                } catch (InterruptedException e) {
+                    interrupted = true; // the READ writes into dst: finish it first
+                } finally {
+                    waiters--;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
      * Copies as much of {@code src} as the send buffer takes and sends what flow control allows,
      * without blocking.
      *
@@ -566,6 +683,21 @@ public final class SdpConnection {
      *     {@link #FAILED}, {@link #CLOSED} or {@link #OUTPUT_SHUT}
      */
     public int write(ByteBuffer src) {
+        return write(src, 0);
+    }
+
+    /**
+     * Writes as {@link #write(ByteBuffer)} does; with {@link #HOLDS_BUFFER} a direct buffer with at
+     * least {@link SdpOptions#zcopyThreshold()} bytes remaining may go by zero copy: the call then
+     * returns 0 until the peer has read the buffer (or the transfer fell back to buffer copy), and the
+     * caller must call again with the same, untouched buffer. Every write waits (returns 0) while a
+     * zero-copy transfer holds the output, so the stream stays in order.
+     *
+     * @param src the bytes (its position advances)
+     * @param flags 0 or {@link #HOLDS_BUFFER}
+     * @return bytes taken, {@link #FAILED}, {@link #CLOSED} or {@link #OUTPUT_SHUT}
+     */
+    public int write(ByteBuffer src, int flags) {
         lock.lock();
         try {
             if (appClosed) {
@@ -585,6 +717,22 @@ public final class SdpConnection {
                 return FAILED;
             }
             int total = ring != null ? copyIntoSendRingLocked(src) : 0;
+            if (large != null && (large.hasUnsettled() || (flags & HOLDS_BUFFER) != 0 && src.isDirect()
+                && options.zcopyThreshold() > 0 && src.remaining() >= options.zcopyThreshold())) {
+                if (openBytes > 0) {
+                    closeOpenSlotLocked(); // what was written before goes first
+                }
+                int r = large.write(src);
+                if (r < 0) {
+                    return FAILED;
+                }
+                total = r;
+                transmitLocked();
+                if (large.holdsOutput()) {
+                    armLocked();
+                    return state == State.FAILED && total == 0 ? FAILED : total;
+                }
+            }
             while (ring == null && src.hasRemaining()) {
                 if (openBytes == 0 && slotOpen - slotCompleted == sendCount) {
                     break; // every slot is in use
@@ -645,6 +793,71 @@ public final class SdpConnection {
         return total;
     }
 
+    /**
+     * A gathering write ({@code GatheringByteChannel.write}): with {@link #HOLDS_BUFFER} a run of direct
+     * buffers at or above the zero-copy threshold is advertised at once, several in flight (up to the
+     * peer's {@code max_adverts}), and the call returns 0 until the peer is done with them; otherwise
+     * the buffers are copied in order as {@link #write(ByteBuffer)} does.
+     *
+     * @param srcs the buffers
+     * @param offset the first
+     * @param length how many
+     * @param flags 0 or {@link #HOLDS_BUFFER}
+     * @return bytes taken, or {@link #FAILED}, {@link #CLOSED}, {@link #OUTPUT_SHUT}
+     */
+    public long write(ByteBuffer[] srcs, int offset, int length, int flags) {
+        long total = 0;
+        if ((flags & HOLDS_BUFFER) != 0) {
+            lock.lock();
+            try {
+                if (appClosed) {
+                    return CLOSED;
+                }
+                if (state == State.FAILED || peerGone) {
+                    return FAILED;
+                }
+                if (outputShut) {
+                    return OUTPUT_SHUT;
+                }
+                if (state != State.ESTABLISHED) {
+                    return 0;
+                }
+                progressLocked();
+                if (large != null && (options.zcopyThreshold() > 0 || large.hasUnsettled())) {
+                    if (openBytes > 0) {
+                        closeOpenSlotLocked(); // what was written before goes first
+                    }
+                    long r = large.write(srcs, offset, length);
+                    if (r < 0) {
+                        return FAILED;
+                    }
+                    total = r;
+                    transmitLocked();
+                    if (large.holdsOutput()) {
+                        armLocked();
+                        return state == State.FAILED && total == 0 ? FAILED : total;
+                    }
+                }
+            } finally {
+                unlockAndNotify();
+            }
+        }
+        for (int i = offset; i < offset + length; i++) {
+            if (!srcs[i].hasRemaining()) {
+                continue;
+            }
+            int n = write(srcs[i], flags);
+            if (n < 0) {
+                return total == 0 ? n : total;
+            }
+            total += n;
+            if (srcs[i].hasRemaining()) {
+                break;
+            }
+        }
+        return total;
+    }
+
     private void closeOpenSlotLocked() {
         slotLen[(int) (slotOpen % sendCount)] = openBytes;
         slotOpen++;
@@ -699,6 +912,11 @@ public final class SdpConnection {
         if (ring != null) {
             ring.onConsumed(ring.unread());
         }
+        remoteAtHead = false;
+        headAdvertChecked = false;
+        if (large != null && !released) {
+            large.discardIncoming();
+        }
         while (unreadHead != unreadTail) {
             int buf = unread[(int) (unreadHead % recvCount)];
             unreadHead++;
@@ -732,6 +950,9 @@ public final class SdpConnection {
                     if (options.lingerSeconds() == 0 || hasUnreadLocked()) {
                         failLocked(Failure.ABORTED, options.lingerSeconds() == 0 ? "SO_LINGER 0" : "closed with "
                             + unreadBytes + " unread bytes", true, false);
+                    } else if (large != null && large.holdsOutput()) {
+                        // the peer may still read the blocked writer's buffer: reset before the writer returns
+                        failLocked(Failure.ABORTED, "closed during a zero-copy write", true, false);
                     } else {
                         outputShut = true;
                         closeTimer = stack.schedule(this::onCloseTimeout, TimeUnit.MILLISECONDS.toNanos(options.closeTimeoutMs()));
@@ -762,6 +983,20 @@ public final class SdpConnection {
             progressLocked();
         } finally {
             unlockAndNotify();
+        }
+    }
+
+    /**
+     * Sets the zero-copy threshold at run time (it takes effect with the next write).
+     *
+     * @param bytes 0 (off) or at least {@link SdpOptions#ZCOPY_THRESHOLD_MIN}
+     */
+    public void zcopyThreshold(int bytes) {
+        lock.lock();
+        try {
+            options.zcopyThreshold(bytes);
+        } finally {
+            unlock();
         }
     }
 
@@ -826,7 +1061,7 @@ public final class SdpConnection {
         }
         if (failed || peerGone || appClosed || outputShut || (state == State.ESTABLISHED && (ring != null
             ? streamWritten - streamFreed < sendRingBytes
-            : openBytes > 0 && openBytes < goal || slotOpen - slotCompleted < sendCount))) {
+            : (large == null || !large.holdsOutput()) && (openBytes > 0 && openBytes < goal || slotOpen - slotCompleted < sendCount)))) {
             ops |= OP_WRITE;
         }
         if (state != State.CONNECTING && state != State.HANDSHAKE) {
@@ -1082,12 +1317,14 @@ public final class SdpConnection {
      */
     private boolean hasPendingOutputLocked() {
         return slotPosted < slotOpen || openBytes > 0 || streamPosted < streamWritten || (outputShut && !disconnSendDone)
-            || fc.creditUpdateNeeded(posted, lastRecvMseq, recvCount) || ring != null && ring.ringAckNeeded();
+            || fc.creditUpdateNeeded(posted, lastRecvMseq, recvCount) || ring != null && ring.ringAckNeeded()
+            || large != null && large.hasPendingOutput();
     }
 
     /** Every byte written is posted (or handed to the device): nothing of ours waits in the send buffer. */
     private boolean allDataPostedLocked() {
-        return slotPosted == slotOpen && openBytes == 0 && streamPosted == streamWritten;
+        return slotPosted == slotOpen && openBytes == 0 && streamPosted == streamWritten
+            && (large == null || !large.holdsOutput());
     }
 
     /**
@@ -1172,6 +1409,9 @@ public final class SdpConnection {
             handleReceiveLocked(wc, index);
             return;
         }
+        if (kind == KIND_ZCOPY && large != null && state != State.FAILED && large.onCompletion(wc.wrId() & INDEX_MASK, wc)) {
+            return;
+        }
         if (!wc.isSuccess()) {
             if (state != State.FAILED && state != State.FINISHED) {
                 String why = "send completion " + wc.status() + " (" + kindName(kind) + ")";
@@ -1220,6 +1460,9 @@ public final class SdpConnection {
         }
         if (kind == KIND_NOTE) {
             return "RingData";
+        }
+        if (kind == KIND_ZCOPY) {
+            return "RDMA READ";
         }
         return kind == KIND_KEEPALIVE ? "keepalive" : "receive";
     }
@@ -1315,12 +1558,25 @@ public final class SdpConnection {
                     postReceiveLocked(buf);
                 } else {
                     bytesReceived += payload;
-                    int slot = (int) (unreadTail % recvCount);
-                    unread[slot] = buf;
-                    unreadLen[slot] = payload;
-                    unreadTail++;
-                    unreadBytes += payload;
+                    queueUnreadLocked(buf, payload, 0, false);
                 }
+            }
+            case MessageId.SRC_AVAIL -> onSrcAvailLocked(buf, off, mseq, ack, payload);
+            case MessageId.RDMA_RD_COMPL, MessageId.SEND_SM, MessageId.SRC_AVAIL_CANCEL -> {
+                if (large == null) {
+                    violationLocked(Violation.UNSUPPORTED_MID, MessageId.name(mid) + " mseq " + mseq
+                        + " (zero copy not negotiated)");
+                    return;
+                }
+                int want = mid == MessageId.RDMA_RD_COMPL ? RdmaComplHeader.LENGTH : 0;
+                if (payload != want) {
+                    violationLocked(Violation.PAYLOAD_ON_CONTROL, MessageId.name(mid) + " with " + payload
+                        + " bytes after the BSDH (expected " + want + ")");
+                    return;
+                }
+                long size = want == 0 ? 0 : complH.wrap(bsdh.buffer(), off).size();
+                postReceiveLocked(buf);
+                large.onControl(mid, size, ack);
             }
             case MessageId.DISCONN -> {
                 if (payload > 0) {
@@ -1383,6 +1639,65 @@ public final class SdpConnection {
         }
     }
 
+    private void queueUnreadLocked(int buf, int payload, int skip, boolean remote) {
+        int slot = (int) (unreadTail % recvCount);
+        unread[slot] = buf;
+        unreadLen[slot] = payload;
+        unreadSkip[slot] = skip;
+        unreadRemote[slot] = remote;
+        unreadTail++;
+        unreadBytes += payload;
+    }
+
+    /** A SrcAvail: its inline bytes join the stream like Data, followed by its remote part (section 9). */
+    private void onSrcAvailLocked(int buf, int off, int mseq, int ack, int payload) {
+        if (large == null) {
+            violationLocked(Violation.UNSUPPORTED_MID, "SrcAvail mseq " + mseq + " (zero copy not negotiated)");
+            return;
+        }
+        if (payload < SrcAvailHeader.LENGTH) {
+            violationLocked(Violation.BAD_SRC_AVAIL, "SrcAvail mseq " + mseq + " with " + payload
+                + " bytes after the BSDH, shorter than its header");
+            return;
+        }
+        if (disconnReceived) {
+            violationLocked(Violation.DATA_AFTER_DISCONN, "SrcAvail after DisConn");
+            return;
+        }
+        if (appClosed) {
+            postReceiveLocked(buf);
+            failLocked(Failure.ABORTED, "SrcAvail arrived after close", true, false);
+            return;
+        }
+        srcAh.wrap(bsdh.buffer(), off);
+        int inline = payload - SrcAvailHeader.LENGTH;
+        boolean queued = large.onSrcAvail(mseq, srcAh.len(), inline, srcAh.rkey(), srcAh.vaddr(), inputShut, ack);
+        if (state == State.FAILED) {
+            return;
+        }
+        if (!queued) {
+            postReceiveLocked(buf); // refused (input shut): the inline bytes are dropped too
+            return;
+        }
+        bytesReceived += inline;
+        queueUnreadLocked(buf, inline, SrcAvailHeader.LENGTH, true);
+    }
+
+    private int ownMaxAdverts() {
+        return largeFactory == null ? 1 : Math.max(1, Math.min(255, largeFactory.maxAdverts()));
+    }
+
+    private int offeredCapabilities() {
+        // offered whatever the threshold: the socket option may turn it on later
+        return largeFactory == null ? 0 : largeFactory.capabilities();
+    }
+
+    private void openLargeTransfersLocked(int negotiated) {
+        if ((negotiated & LargeTransfers.CAPABILITY_ZCOPY) != 0 && largeFactory != null) {
+            large = largeFactory.open(new Port());
+        }
+    }
+
     private void handleHandshakeMessageLocked(int buf, int off, int mid, int mseq, int bufs, int len) {
         if (active && mid == MessageId.HELLO_ACK && mseq == 0 && state == State.HANDSHAKE) {
             HelloAck ack = new HelloAck().wrap(bsdh.buffer(), off);
@@ -1394,6 +1709,7 @@ public final class SdpConnection {
                 return;
             }
             FlowControlScheme chosen = FlowControlScheme.fromCapabilities(ack.capabilities());
+            // packetized data travels in the ring; zero copy's inline bytes would come by buffers: not both
             if (chosen == null || chosen != FlowControlScheme.CREDIT && chosen != wish) {
                 violationLocked(Violation.BAD_CAPABILITIES, "HelloAck capabilities 0x" + Integer.toHexString(ack.capabilities())
                     + " answer a Hello asking for " + wish.configName() + " (0x" + Integer.toHexString(wish.capabilityBit()) + ")");
@@ -1404,6 +1720,8 @@ public final class SdpConnection {
                 return;
             }
             lastRecvMseq = 0;
+            negotiated = chosen == FlowControlScheme.PACKETIZED ? 0 : ack.capabilities() & offeredCapabilities();
+            peerMaxAdverts = ack.maxAdverts();
             peerBufferBytes = (int) ack.actualRcvSize();
             peerCapacity = bufs;
             lastPeerBufs = bufs;
@@ -1446,8 +1764,10 @@ public final class SdpConnection {
             fc.onHandshake(false, bufs);
             postReceiveLocked(buf);
             int ctrl = ctrlSlotOffset();
-            HelloAck helloAck = new HelloAck().wrap(bsdh.buffer(), ctrl).put(1, bufferBytes, hello.ipVersion() == 6 ? 6 : 4,
-                chosen.capabilityBit());
+            negotiated = chosen == FlowControlScheme.PACKETIZED ? 0 : hello.capabilities() & offeredCapabilities();
+            peerMaxAdverts = hello.maxAdverts();
+            HelloAck helloAck = new HelloAck().wrap(bsdh.buffer(), ctrl).put(ownMaxAdverts(), bufferBytes,
+                hello.ipVersion() == 6 ? 6 : 4, negotiated | chosen.capabilityBit());
             if (chosen == FlowControlScheme.PACKETIZED) {
                 helloAck.putRing(ringMr.address(), ringMr.rkey(), ringBytes);
             }
@@ -1471,7 +1791,7 @@ public final class SdpConnection {
     /** Installs the negotiated scheme's strategy (before its {@code onHandshake}). */
     private void useSchemeLocked(FlowControlScheme scheme, long ringAddress, int ringRkey, int peerRingBytes) {
         fc = scheme.create(options.deviceMessages());
-        negotiated = true;
+        schemeChosen = true;
         if (scheme == FlowControlScheme.PACKETIZED) {
             ring = (PacketizedFlowControl) fc;
             ring.onRings(ringBytes, peerRingBytes);
@@ -1485,6 +1805,7 @@ public final class SdpConnection {
 
     private void establishedLocked() {
         goal = Math.min(bufferBytes, peerBufferBytes) - Bsdh.LENGTH;
+        openLargeTransfersLocked(negotiated);
         if (connectTimer != null) {
             connectTimer.cancel(false);
         }
@@ -1510,6 +1831,12 @@ public final class SdpConnection {
         }
         if (!(ring != null ? transmitRingLocked() : transmitSlotsLocked())) {
             return;
+        }
+        if (large != null) {
+            large.transmit();
+            if (state != State.ESTABLISHED || released) {
+                return;
+            }
         }
         if (outputShut && !disconnSent && allDataPostedLocked() && mayPostControlLocked(FlowControl.DATA)
             && ctrlPosted - ctrlCompleted < CTRL_SLOTS) {
@@ -1667,6 +1994,152 @@ public final class SdpConnection {
         return true;
     }
 
+    /** Posts a SrcAvail (BSDH, SrcAH, inline bytes) in the next send slot; see {@link LargeTransfers.Port}. */
+    private int postSrcAvailLocked(ByteBuffer src, int inlineBytes, int len, int rkey, long vaddr) {
+        if (state != State.ESTABLISHED || released || slotPosted != slotOpen || openBytes != 0
+            || slotOpen - slotCompleted == sendCount || inlineBytes > goal - SrcAvailHeader.LENGTH
+            || !fc.canSend(FlowControl.DATA, posted, lastRecvMseq)) {
+            return -1;
+        }
+        int slot = (int) (slotOpen % sendCount);
+        int off = sendBase + slot * bufferBytes;
+        int msgLen = SrcAvailHeader.PAYLOAD_OFFSET + inlineBytes;
+        mem.put(off + SrcAvailHeader.PAYLOAD_OFFSET, src, src.position(), inlineBytes);
+        srcAh.wrap(bsdh.buffer(), off).put(len, rkey, vaddr);
+        int mseq = nextMseq++;
+        lastDataMseq = mseq;
+        int bufs = Math.min(posted, Bsdh.MAX_BUFS);
+        bsdh.at(off).put(MessageId.SRC_AVAIL, 0, bufs, msgLen, mseq, lastRecvMseq);
+        fc.onSend(mseq, bufs, lastRecvMseq);
+        slotLen[slot] = inlineBytes;
+        slotOpen++;
+        swr.clear().wrId(KIND_DATA | slot).opcode(Opcode.SEND)
+            .flags(SendFlags.SIGNALED | (msgLen <= maxInline ? SendFlags.INLINE : 0)).sge(0, mrAddress + off, msgLen, lkey);
+        int rc = qp.postSend(swr);
+        if (rc != Errno.OK) {
+            failLocked(Failure.DEVICE_ERROR, "post of SrcAvail mseq " + mseq + " failed (errno " + rc + ")", false, true);
+            return -1;
+        }
+        slotPosted++;
+        bytesSent += inlineBytes;
+        messagesSent++;
+        return mseq;
+    }
+
+    private int postZcopyControlLocked(int mid, int size) {
+        if (state != State.ESTABLISHED || released || ctrlPosted - ctrlCompleted >= CTRL_SLOTS
+            || !fc.canSend(FlowControl.DATA, posted, lastRecvMseq)) {
+            return -1;
+        }
+        int len = Bsdh.LENGTH;
+        if (mid == MessageId.RDMA_RD_COMPL || mid == MessageId.RDMA_WR_COMPL) {
+            complH.wrap(bsdh.buffer(), ctrlSlotOffset()).put(size);
+            len = RdmaComplHeader.MESSAGE_LENGTH;
+        }
+        long before = ctrlPosted;
+        int mseq = nextMseq;
+        postControlLocked(mid, len, lastRecvMseq);
+        return ctrlPosted != before ? mseq : -1;
+    }
+
+    private boolean postRdmaReadLocked(long tag, long localAddress, int localKey, int len, long remoteAddress, int rkey) {
+        if (released || qp == null) {
+            return false;
+        }
+        swr.clear().wrId(KIND_ZCOPY | (tag & INDEX_MASK)).opcode(Opcode.RDMA_READ).flags(SendFlags.SIGNALED)
+            .sge(0, localAddress, len, localKey).remote(remoteAddress, rkey);
+        int rc = qp.postSend(swr);
+        if (rc != Errno.OK) {
+            failLocked(Failure.DEVICE_ERROR, "post of an RDMA READ of " + len + " bytes failed (errno " + rc + ")", false, true);
+            return false;
+        }
+        return true;
+    }
+
+    /** The engine's services for {@link LargeTransfers}; every method runs under {@link #lock}. */
+    private final class Port implements LargeTransfers.Port {
+        @Override
+        public long connectionId() {
+            return connectionId;
+        }
+
+        @Override
+        public SdpOptions options() {
+            return options;
+        }
+
+        @Override
+        public ProtectionDomain protectionDomain() {
+            return stack.pd();
+        }
+
+        @Override
+        public boolean outputDrained() {
+            return slotPosted == slotOpen && openBytes == 0;
+        }
+
+        @Override
+        public int maxSrcAvailInline() {
+            return goal - SrcAvailHeader.LENGTH;
+        }
+
+        @Override
+        public int postSrcAvail(ByteBuffer src, int inlineBytes, int len, int rkey, long vaddr) {
+            return postSrcAvailLocked(src, inlineBytes, len, rkey, vaddr);
+        }
+
+        @Override
+        public int postControl(int mid, int size) {
+            return postZcopyControlLocked(mid, size);
+        }
+
+        @Override
+        public int peerMaxAdverts() {
+            return peerMaxAdverts;
+        }
+
+        @Override
+        public boolean postRdmaRead(long tag, long localAddress, int localKey, int len, long remoteAddress, int rkey) {
+            return postRdmaReadLocked(tag, localAddress, localKey, len, remoteAddress, rkey);
+        }
+
+        @Override
+        public int lastReceivedMseq() {
+            return lastRecvMseq;
+        }
+
+        @Override
+        public void violation(Violation v, String detail) {
+            violationLocked(v, detail);
+        }
+
+        @Override
+        public void fail(String kind, String detail) {
+            failLocked(Failure.DEVICE_ERROR, detail, true, true, kind);
+        }
+
+        @Override
+        public boolean failed() {
+            return state == State.FAILED || released;
+        }
+
+        @Override
+        public ScheduledFuture<?> schedule(Runnable task, long delayNs) {
+            return stack.schedule(() -> {
+                lock.lock();
+                try {
+                    if (!released && state != State.FAILED) {
+                        task.run();
+                    }
+                } catch (RuntimeException e) {
+                    internalErrorLocked(e);
+                } finally {
+                    unlockAndNotify();
+                }
+            }, delayNs);
+        }
+    }
+
     private int ctrlSlotOffset() {
         return ctrlBase + (int) (ctrlPosted % CTRL_SLOTS) * CTRL_SLOT_BYTES;
     }
@@ -1788,6 +2261,7 @@ public final class SdpConnection {
      */
     private boolean peerGoneIfEverythingReadLocked(String why) {
         boolean readEverything = state == State.ESTABLISHED && allDataPostedLocked() && (ring == null || ring.peerConsumedAll())
+            && (large == null || large.remoteBytes() == 0)
             && (lastDataMseq < 0 || lastPeerAck - lastDataMseq >= 0) && lastPeerBufs >= peerCapacity && peerCapacity > 0;
         if (!readEverything) {
             return false;
@@ -1836,6 +2310,9 @@ public final class SdpConnection {
             }
         }
         cmId.close(); // destroys the queue pair: the device touches our memory no more
+        if (large != null) {
+            large.release(); // its registrations are unreachable now: no peer can read them
+        }
         mr.close();
         memory.close();
         if (ringMr != null) {
@@ -2143,7 +2620,7 @@ public final class SdpConnection {
     public FlowControlScheme flowControlScheme() {
         lock.lock();
         try {
-            return negotiated ? fc.scheme() : wish;
+            return schemeChosen ? fc.scheme() : wish;
         } finally {
             lock.unlock();
         }
@@ -2167,7 +2644,7 @@ public final class SdpConnection {
         lock.lock();
         try {
             progressLocked();
-            return unreadBytes;
+            return unreadBytes + (large == null || released ? 0 : large.remoteBytes());
         } finally {
             unlockAndNotify();
         }
@@ -2190,7 +2667,7 @@ public final class SdpConnection {
     private ConnectionStats statsLocked() {
         long stallNs = creditStallNs + (stalled ? System.nanoTime() - stallStartNs : 0);
         return new ConnectionStats(bytesSent, bytesReceived, messagesSent, messagesReceived, creditStalls, stallNs,
-            zeroCopyTransfers, fc.credits(), state, released);
+            large == null ? 0 : large.transfers(), large == null ? 0 : large.rdmaBytes(), fc.credits(), state, released);
     }
 
     /**
@@ -2204,13 +2681,15 @@ public final class SdpConnection {
      *     (credits ran out) — retries during one stall count once
      * @param creditStallNs time spent stalled, from the write that took nothing until flow control allowed a
      *     message again (a stall under way included)
-     * @param zeroCopyTransfers transfers that went by zero copy (issue 9; 0 until the zero-copy path exists)
+     * @param zeroCopyTransfers zero-copy writes the peer read completely (SrcAvail, RDMA READ; issue 9)
+     * @param zeroCopyBytes bytes moved by RDMA READ, as source and as sink (not in the other byte counts)
      * @param credits the peer's receive buffers this side may still use (flow control's credits)
      * @param state the state
      * @param released whether the resources are freed (the counters are final then)
      */
     public record ConnectionStats(long bytesSent, long bytesReceived, long messagesSent, long messagesReceived,
-                                  long creditStalls, long creditStallNs, long zeroCopyTransfers, int credits,
+                                  long creditStalls, long creditStallNs, long zeroCopyTransfers, long zeroCopyBytes,
+                                  int credits,
                                   State state, boolean released) {
     }
 
@@ -2238,7 +2717,7 @@ public final class SdpConnection {
             .append("flags appClosed=").append(appClosed).append(" inputShut=").append(inputShut)
             .append(" outputShut=").append(outputShut).append(" disconnSent=").append(disconnSent)
             .append(" disconnSendDone=").append(disconnSendDone).append(" disconnReceived=").append(disconnReceived).append('\n')
-            .append("flow scheme=").append(negotiated ? fc.name() : "(asking for " + wish.configName() + ")").append(' ')
+            .append("flow scheme=").append(schemeChosen ? fc.name() : "(asking for " + wish.configName() + ")").append(' ')
             .append(fc.describe()).append(" deviceOutstanding=").append(deviceOutstanding).append('\n')
             .append("mseq next=").append(nextMseq).append(" lastReceived=").append(lastRecvMseq).append('\n')
             .append("receive buffers=").append(recvCount).append('x').append(bufferBytes).append(" posted=").append(posted)
@@ -2249,12 +2728,13 @@ public final class SdpConnection {
             .append(ring == null ? "" : "ring stream written=" + streamWritten + " posted=" + streamPosted + " freed="
                 + streamFreed + " notes posted=" + notePosted + " completed=" + noteCompleted + " peerRing=0x"
                 + Long.toHexString(peerRingAddress) + "/0x" + Integer.toHexString(peerRingRkey) + '\n')
+            .append(large == null ? "" : large.describe() + "\n")
             .append("queue pair ").append(qp == null ? "none" : qp.qpNumber() + " " + (released ? "destroyed" : qp.state()))
             .append('\n')
             .append("counters bytesSent=").append(bytesSent).append(" bytesReceived=").append(bytesReceived)
             .append(" messagesSent=").append(messagesSent).append(" messagesReceived=").append(messagesReceived)
             .append(" creditStalls=").append(creditStalls).append(" creditStallNs=").append(creditStallNs)
-            .append(stalled ? " (stalled now)" : "").append(" zeroCopyTransfers=").append(zeroCopyTransfers).append('\n');
+            .append(stalled ? " (stalled now)" : "").append(" zeroCopyTransfers=").append(large == null ? 0 : large.transfers()).append('\n');
         return b.toString();
     }
 

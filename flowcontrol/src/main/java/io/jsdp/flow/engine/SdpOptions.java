@@ -67,6 +67,22 @@ public final class SdpOptions {
     public static final FlowControlScheme FLOW_CONTROL_DEFAULT = FlowControlScheme.CREDIT;
 
     static final FlowControlScheme SYSTEM_FLOW_CONTROL = schemeProp(FLOW_CONTROL_PROP, FLOW_CONTROL_DEFAULT);
+
+    /**
+     * Property: the smallest direct buffer a blocking write sends by zero copy (SrcAvail / RDMA READ,
+     * {@code docs/protocol.md} section 9) when the stack has zero copy and the peer negotiated it; 0
+     * turns zero copy off.
+     */
+    public static final String ZCOPY_THRESHOLD_PROP = "jsdp.zcopy.threshold";
+    /**
+     * Default of {@link #ZCOPY_THRESHOLD_PROP}: 256 KiB, where zero copy overtook buffer copy in the
+     * sweeps of {@code docs/results/zcopy.md} (OFED's 64 KiB lost there: a synchronous transfer costs a
+     * round trip per write).
+     */
+    public static final int ZCOPY_THRESHOLD_DEFAULT = 256 * 1024;
+    /** The smallest non-zero threshold: smaller writes never gain from an RDMA round trip. */
+    public static final int ZCOPY_THRESHOLD_MIN = 4096;
+
     static final int SYSTEM_BUFFER_BYTES = intProp(BUFFER_BYTES_PROP, BUFFER_BYTES_DEFAULT, BUFFER_BYTES_MIN, BUFFER_BYTES_MAX);
     static final int SYSTEM_RECEIVE_BUFFERS = intProp(RECEIVE_BUFFERS_PROP, RECEIVE_BUFFERS_DEFAULT, RECEIVE_BUFFERS_MIN, BUFFERS_MAX);
     static final int SYSTEM_SEND_BUFFERS = intProp(SEND_BUFFERS_PROP, SEND_BUFFERS_DEFAULT, BUFFERS_MIN, BUFFERS_MAX);
@@ -74,6 +90,8 @@ public final class SdpOptions {
     static final int SYSTEM_CONNECT_TIMEOUT_MS = intProp(CONNECT_TIMEOUT_MS_PROP, CONNECT_TIMEOUT_MS_DEFAULT, 1, Integer.MAX_VALUE);
     static final int SYSTEM_CLOSE_TIMEOUT_MS = intProp(CLOSE_TIMEOUT_MS_PROP, CLOSE_TIMEOUT_MS_DEFAULT, 1, Integer.MAX_VALUE);
     static final long SYSTEM_KEEPALIVE_TIME_MS = longProp(KEEPALIVE_TIME_MS_PROP, KEEPALIVE_TIME_MS_DEFAULT, 1, Long.MAX_VALUE / 2_000_000);
+
+    static final int SYSTEM_ZCOPY_THRESHOLD = zcopyThresholdProp();
 
     private int bufferBytes = SYSTEM_BUFFER_BYTES;
     private int receiveBuffers = SYSTEM_RECEIVE_BUFFERS;
@@ -86,6 +104,7 @@ public final class SdpOptions {
     private boolean noDelay;
     private int lingerSeconds = -1;
     private FlowControlScheme flowControl = SYSTEM_FLOW_CONTROL;
+    private int zcopyThreshold = SYSTEM_ZCOPY_THRESHOLD;
 
     /** Creates options with the configured defaults. */
     public SdpOptions() {
@@ -101,6 +120,15 @@ public final class SdpOptions {
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(name + ": " + e.getMessage(), e);
         }
+    }
+
+    private static int zcopyThresholdProp() {
+        int n = intProp(ZCOPY_THRESHOLD_PROP, ZCOPY_THRESHOLD_DEFAULT, 0, Integer.MAX_VALUE);
+        if (n != 0 && n < ZCOPY_THRESHOLD_MIN) {
+            throw new IllegalArgumentException(ZCOPY_THRESHOLD_PROP + ": " + n + " is neither 0 (off) nor at least "
+                + ZCOPY_THRESHOLD_MIN);
+        }
+        return n;
     }
 
     static int intProp(String name, int def, int min, int max) {
@@ -149,6 +177,7 @@ public final class SdpOptions {
         c.noDelay = noDelay;
         c.lingerSeconds = lingerSeconds;
         c.flowControl = flowControl;
+        c.zcopyThreshold = zcopyThreshold;
         return c;
     }
 
@@ -300,6 +329,31 @@ public final class SdpOptions {
     }
 
     /**
+     * Sets the zero-copy threshold: blocking writes of direct buffers with at least this many bytes
+     * remaining go by zero copy when the stack offers it and the peer negotiated it.
+     *
+     * @param bytes 0 (off) or at least {@link #ZCOPY_THRESHOLD_MIN}
+     * @return this
+     */
+    public SdpOptions zcopyThreshold(int bytes) {
+        if (bytes != 0 && bytes < ZCOPY_THRESHOLD_MIN) {
+            throw new IllegalArgumentException("zcopyThreshold " + bytes + " is neither 0 (off) nor at least "
+                + ZCOPY_THRESHOLD_MIN);
+        }
+        this.zcopyThreshold = bytes;
+        return this;
+    }
+
+    /**
+     * The zero-copy threshold.
+     *
+     * @return bytes, 0 when zero copy is off
+     */
+    public int zcopyThreshold() {
+        return zcopyThreshold;
+    }
+
+    /**
      * Bytes of each buffer, BSDH included.
      *
      * @return bytes
@@ -435,6 +489,6 @@ public final class SdpOptions {
     public String toString() {
         return "SdpOptions{bufferBytes=" + bufferBytes + ", receiveBuffers=" + receiveBuffers + ", sendBuffers="
             + sendBuffers + ", spinNs=" + spinNs + ", noDelay=" + noDelay + ", keepAlive=" + keepAlive + ", linger="
-            + lingerSeconds + ", flowControl=" + flowControl.configName() + '}';
+            + lingerSeconds + ", flowControl=" + flowControl.configName() + ", zcopyThreshold=" + zcopyThreshold + '}';
     }
 }

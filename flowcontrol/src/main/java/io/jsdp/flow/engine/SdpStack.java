@@ -53,6 +53,8 @@ public final class SdpStack implements AutoCloseable {
     private final ConcurrentHashMap<CompletionQueue, SdpConnection> byCq = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<CmId, CmHandler> byId = new ConcurrentHashMap<>();
     private final StackStatistics statistics = new StackStatistics();
+    /** Zero copy for connections created from now on (module {@code zcopy}); null: buffer copy only. */
+    private volatile LargeTransfers.Factory largeTransfers;
     private volatile boolean closed;
 
     /** Receives the connection-manager events of one id. */
@@ -326,6 +328,10 @@ public final class SdpStack implements AutoCloseable {
             c.stackClosing();
             c.finalCleanup();
         }
+        LargeTransfers.Factory f = largeTransfers;
+        if (f != null) {
+            f.close(); // after every connection released: the registrations it holds may go
+        }
         quietly(completionChannel::close);
         quietly(cmChannel::close);
         quietly(pd::close);
@@ -360,6 +366,34 @@ public final class SdpStack implements AutoCloseable {
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /**
+     * Installs zero copy for the connections created from now on: they offer it in their Hello and
+     * use it when the peer does too. The stack closes the factory when it closes.
+     *
+     * @param factory the zero-copy implementation (module {@code zcopy}), or null for buffer copy only
+     */
+    public void largeTransfers(LargeTransfers.Factory factory) {
+        this.largeTransfers = factory;
+    }
+
+    /**
+     * The installed zero-copy implementation.
+     *
+     * @return the factory, or null
+     */
+    public LargeTransfers.Factory largeTransfers() {
+        return largeTransfers;
+    }
+
+    /**
+     * The protection domain of every queue pair and registration of this stack.
+     *
+     * @return the domain
+     */
+    public ProtectionDomain protectionDomain() {
+        return pd;
     }
 
     /**

@@ -122,7 +122,7 @@ public final class StackStatistics {
      * @param messagesReceived SDP messages received
      * @param creditStalls writer stalls for want of credits or send slots
      * @param creditStallNs time spent in those stalls
-     * @param zeroCopyTransfers zero-copy transfers (0 until the zero-copy path exists)
+     * @param zeroCopyTransfers zero-copy transfers (SrcAvail writes the peer read completely, issue 9)
      * @param failures failed connections by {@link Failure} name (absent: none)
      */
     public record Totals(long opened, long established, long released, long live, long bytesSent, long bytesReceived,

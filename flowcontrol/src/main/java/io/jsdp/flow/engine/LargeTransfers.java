@@ -1,0 +1,340 @@
+package io.jsdp.flow.engine;
+
+import io.jsdp.flow.Violation;
+import io.jsdp.verbs.ProtectionDomain;
+import io.jsdp.verbs.WorkCompletion;
+import java.nio.ByteBuffer;
+import java.util.concurrent.ScheduledFuture;
+
+/**
+ * The engine's seat for zero-copy transfers (module {@code zcopy}, which depends on this one and not
+ * the other way round). The engine keeps the byte stream, the sequence numbers, credits and the
+ * queue pair; a {@code LargeTransfers} decides which writes leave the buffer-copy path and runs the
+ * SrcAvail / RDMA READ / RdmaRdCompl exchange through the {@link Port} the engine gives it
+ * ({@code docs/protocol.md} section 9).
+ *
+ * <p>Where the engine consults it:
+ * <ul>
+ * <li>{@link SdpConnection#write(ByteBuffer, int)} with {@link SdpConnection#HOLDS_BUFFER}: a direct
+ * buffer with at least the connection's zero-copy threshold remaining goes to {@link #write}; while
+ * {@link #holdsOutput()} no other byte may be queued (stream order) and {@code OP_WRITE} is not
+ * ready.</li>
+ * <li>Receiving: a SrcAvail's inline bytes join the stream like Data, followed by a <em>remote
+ * part</em> that {@link #readRemote} moves into the reader's buffer; RdmaRdCompl, SendSm and
+ * SrcAvailCancel go to {@link #onControl}.</li>
+ * <li>{@link #transmit()} runs whenever the engine sends; completions of the work requests posted
+ * through the port go to {@link #onCompletion}.</li>
+ * </ul>
+ * Every method is called with the connection's lock held, from whichever thread holds it;
+ * implementations keep per-connection state only and allocate nothing on the data path.
+ */
+public interface LargeTransfers {
+    /** Hello capability bit: the side implements SrcAvail / RDMA READ zero copy (section 9). */
+    int CAPABILITY_ZCOPY = 1 << 8;
+
+    /** {@link #readRemote} status: an RDMA READ into the buffer is in flight; call again once it completed. */
+    int IN_PROGRESS = -100;
+    /** {@link #readRemote} / {@link #write} status: the connection failed meanwhile. */
+    int FAILED = -101;
+
+    /** Creates the per-connection part; one per stack. */
+    interface Factory extends AutoCloseable {
+        /**
+         * The capability bits this side offers in its Hello or accepts in its HelloAck.
+         *
+         * @return e.g. {@link #CAPABILITY_ZCOPY}
+         */
+        int capabilities();
+
+        /**
+         * The SrcAvail advertisements this side accepts outstanding as a sink: its Hello's or
+         * HelloAck's {@code max_adverts}.
+         *
+         * @return at least 1
+         */
+        int maxAdverts();
+
+        /**
+         * Starts zero copy on a connection whose handshake negotiated it.
+         *
+         * @param port the connection's services
+         * @return the connection's part
+         */
+        LargeTransfers open(Port port);
+
+        /** Frees what the factory holds (registrations, device memory); after every connection released. */
+        @Override
+        void close();
+    }
+
+    /** What the engine offers the zero-copy code. Every call needs the connection's lock. */
+    interface Port {
+        /**
+         * The connection's id, for traces and FFDC records.
+         *
+         * @return the id
+         */
+        long connectionId();
+
+        /**
+         * The connection's settings.
+         *
+         * @return the options (do not modify)
+         */
+        SdpOptions options();
+
+        /**
+         * The protection domain of the queue pair, for registrations.
+         *
+         * @return the domain
+         */
+        ProtectionDomain protectionDomain();
+
+        /**
+         * Whether every byte written before now is on the wire (no open or waiting send slot), so an
+         * advertisement would follow them in order.
+         *
+         * @return true when drained
+         */
+        boolean outputDrained();
+
+        /**
+         * The most inline bytes a SrcAvail may carry: the largest message the peer takes, less the BSDH
+         * and the SrcAH.
+         *
+         * @return bytes
+         */
+        int maxSrcAvailInline();
+
+        /**
+         * Posts a SrcAvail in a send slot: BSDH, SrcAH, then {@code inlineBytes} of {@code src} from its
+         * position (the position does not move).
+         *
+         * @param src the advertised buffer
+         * @param inlineBytes bytes carried inline
+         * @param len bytes advertised, inline ones included
+         * @param rkey the buffer's remote key
+         * @param vaddr the device address of the byte at {@code src}'s position
+         * @return the SrcAvail's mseq, or -1 when no slot or credit is free now (try again at the next
+         *     {@link #transmit()}); the connection may have failed (see {@link #failed()})
+         */
+        int postSrcAvail(ByteBuffer src, int inlineBytes, int len, int rkey, long vaddr);
+
+        /**
+         * Posts a control message of zero copy (RdmaRdCompl, SendSm, SrcAvailCancel) when credits
+         * allow.
+         *
+         * @param mid the message id
+         * @param size the RRCH/RWCH size for RdmaRdCompl/RdmaWrCompl; ignored for the others
+         * @return the message's mseq, or -1 when it could not go now
+         */
+        int postControl(int mid, int size);
+
+        /**
+         * The advertisements the peer accepts outstanding (its Hello's or HelloAck's {@code max_adverts}).
+         *
+         * @return at least 1
+         */
+        int peerMaxAdverts();
+
+        /**
+         * Posts a signaled RDMA READ.
+         *
+         * @param tag returned in {@link #onCompletion}, 0 … 2^32
+         * @param localAddress device address of the destination
+         * @param lkey its local key
+         * @param len bytes
+         * @param remoteAddress the peer's address
+         * @param rkey the peer's key
+         * @return true when posted; false when the post failed (the connection has failed)
+         */
+        boolean postRdmaRead(long tag, long localAddress, int lkey, int len, long remoteAddress, int rkey);
+
+        /**
+         * The mseq of the last message received from the peer.
+         *
+         * @return the mseq
+         */
+        int lastReceivedMseq();
+
+        /**
+         * Aborts the connection for a protocol violation, with an FFDC record {@code protocol.<v>}.
+         *
+         * @param v the violation
+         * @param detail what was wrong
+         */
+        void violation(Violation v, String detail);
+
+        /**
+         * Aborts the connection (AbortConn to the peer) with an FFDC record of {@code kind}.
+         *
+         * @param kind the FFDC kind, e.g. {@code "zcopy.CANCEL_TIMEOUT"}
+         * @param detail what happened
+         */
+        void fail(String kind, String detail);
+
+        /**
+         * Whether the connection failed or was released.
+         *
+         * @return true once failed
+         */
+        boolean failed();
+
+        /**
+         * Runs {@code task} after {@code delayNs} on the stack's timer, with the connection's lock held,
+         * unless the connection was released.
+         *
+         * @param task what to run
+         * @param delayNs the delay
+         * @return the handle to cancel it
+         */
+        ScheduledFuture<?> schedule(Runnable task, long delayNs);
+    }
+
+    /**
+     * A blocking writer's direct buffer at or above the threshold (or any write while
+     * {@link #holdsOutput()}): start or continue its zero-copy transfer. The writer calls again with
+     * the same buffer until it is consumed and does not touch it meanwhile; the buffer's position
+     * advances only by bytes the peer is done with.
+     *
+     * @param src the buffer
+     * @return bytes finished (position advanced; 0 while the transfer runs); when {@link #holdsOutput()}
+     *     is false afterwards the engine may copy what remains
+     */
+    int write(ByteBuffer src);
+
+    /**
+     * A blocking writer's gathering write: as {@link #write} for a run of buffers, several advertised
+     * at once (up to the peer's {@code max_adverts}); positions advance, in order, over the buffers the
+     * peer is done with.
+     *
+     * @param srcs the buffers
+     * @param offset the first
+     * @param length how many
+     * @return bytes finished; when {@link #holdsOutput()} is false afterwards the engine may copy
+     *     what remains
+     */
+    long write(ByteBuffer[] srcs, int offset, int length);
+
+    /**
+     * The reader reached a SrcAvail's inline bytes (before the first is read).
+     *
+     * @return true when the advertisement was discarded — the source will send its bytes again by
+     *     buffer copy after a refusal of an earlier one — so the engine skips its inline bytes and
+     *     remote part
+     */
+    boolean startAdvert();
+
+    /**
+     * Whether a transfer owns the output: nothing else may be sent before it ends.
+     *
+     * @return true while an advertisement is queued or outstanding
+     */
+    boolean holdsOutput();
+
+    /**
+     * Whether a transfer has not been settled with its writer yet (outstanding, or finished and its
+     * bytes not yet counted): every write must go to {@link #write} until it is, whatever the threshold
+     * says now, or the buffer-copy path would send those bytes a second time.
+     *
+     * @return true while transfers are in the books
+     */
+    boolean hasUnsettled();
+
+    /**
+     * Whether control messages or an advertisement wait for credits (the engine keeps its completion
+     * queue armed).
+     *
+     * @return true when {@link #transmit()} has something to send
+     */
+    boolean hasPendingOutput();
+
+    /** Sends what may go now; the engine calls it after its own Data went. */
+    void transmit();
+
+    /**
+     * A SrcAvail arrived (sequence and credit already checked).
+     *
+     * @param mseq its mseq
+     * @param len bytes advertised
+     * @param inlineBytes bytes inline
+     * @param rkey the remote key
+     * @param vaddr the device address
+     * @param inputShut whether this side's input is shut (refuse it: the data is dropped)
+     * @param mseqAck its mseq_ack (a SrcAvail sent before the source saw our SendSm is discarded)
+     * @return true when the engine queues the inline bytes followed by the remote part; false when it
+     *     refused or discarded it (the engine drops its inline bytes) or raised a violation (check
+     *     {@link Port#failed()})
+     */
+    boolean onSrcAvail(int mseq, long len, int inlineBytes, int rkey, long vaddr, boolean inputShut, int mseqAck);
+
+    /**
+     * RdmaRdCompl, SendSm or SrcAvailCancel arrived.
+     *
+     * @param mid the message id
+     * @param size the RRCH size (RdmaRdCompl), else 0
+     * @param mseqAck the message's mseq_ack (stale messages are ignored)
+     */
+    void onControl(int mid, long size, int mseqAck);
+
+    /**
+     * The reader reached the remote part of the oldest SrcAvail: move bytes into {@code dst} (RDMA READ),
+     * or refuse (SendSm) when {@code dst} is a heap buffer or small.
+     *
+     * @param dst the reader's buffer
+     * @return bytes read (position advanced), {@link #IN_PROGRESS} or {@link #FAILED}
+     */
+    int readRemote(ByteBuffer dst);
+
+    /**
+     * Whether the remote part at the head still has bytes to read.
+     *
+     * @return false once read, refused or cancelled
+     */
+    boolean remoteLeft();
+
+    /**
+     * Bytes of remote parts not read yet, for {@code available()}.
+     *
+     * @return the count
+     */
+    long remoteBytes();
+
+    /** Input shut or unread data discarded: refuse every advertisement not read yet. */
+    void discardIncoming();
+
+    /**
+     * A completion of a work request posted through the port.
+     *
+     * @param tag the tag it was posted with
+     * @param wc the completion (valid during the call only)
+     * @return false when the engine should handle a failed completion as any of its own (a transport
+     *     error: the peer is gone or the queue pair failed); true when handled (success, or a
+     *     violation raised)
+     */
+    boolean onCompletion(long tag, WorkCompletion wc);
+
+    /** The connection released its queue pair: drop registrations and timers. */
+    void release();
+
+    /**
+     * One line for snapshots.
+     *
+     * @return e.g. "zcopy src=ADVERTISED 4096/1048576 sink adverts=0"
+     */
+    String describe();
+
+    /**
+     * Zero-copy transfers finished (source side: advertisements fully read by the peer).
+     *
+     * @return the count
+     */
+    long transfers();
+
+    /**
+     * Bytes moved by RDMA (read by us as a sink, or read by the peer from us as a source).
+     *
+     * @return the count
+     */
+    long rdmaBytes();
+}
