@@ -29,6 +29,14 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@code register} never blocks, even while another thread selects (it takes effect at the next
  * selection, as with the JDK).
  *
+ * <p>A jsdp channel's SDP side is not a file descriptor: its key is put on a signalled list when its
+ * readiness may have changed (the engine's readiness listener, an accept, an interest change, the
+ * registration), and a selection polls only those keys and the ones it found ready the last time —
+ * readiness is level-triggered, so a key stays on that list while it is ready. A selection thus costs
+ * O(ready keys + the inner selector's work), not O(keys); it takes the inner selector's ready keys
+ * through {@link Selector#selectNow(java.util.function.Consumer)} and allocates nothing itself but the
+ * selected-key set's entry for a newly selected key, as the JDK's selector does.
+ *
  * <p>Locking as in {@code sun.nio.ch.SelectorImpl}: a selection holds this selector's monitor, then
  * the selected-key set's, the order {@link Selector#select(java.util.function.Consumer)} uses too.
  */
@@ -39,6 +47,38 @@ final class HybridSelector extends AbstractSelector {
     /** Guarded by publicSelected's monitor (and selections hold this selector's first). */
     private final Set<SelectionKey> selected = new HashSet<>();
     private final Set<SelectionKey> publicSelected = new UngrowableSet(selected);
+    private final java.util.function.Consumer<SelectionKey> collectInner = this::onInnerReady;
+
+    // ---- SDP readiness: any thread pushes, the selecting thread pops (signal / pollSdp)
+    /** The keys signalled since the last poll, linked through {@link HybridKey#nextSignalled}. */
+    @SuppressWarnings("unused") // through SIGNALLED_HEAD
+    private volatile HybridKey signalledHead;
+    /**
+     * A selection is about to wait or waits in the inner selector: a signal must wake it. Written by
+     * the selecting thread before it polls (the volatile write, then the read of the signalled list,
+     * pair with a signaller's push, then its read of this flag: one of the two sees the other).
+     */
+    private volatile boolean blocking;
+
+    // ---- the selecting thread's own (under this selector's monitor)
+    /** The keys whose SDP side was ready at the last poll, and the ones signalled since. */
+    private HybridKey[] candidates = new HybridKey[16];
+    private int candidateCount;
+    /** This selection's ready keys (SDP or inner), each once: {@link HybridKey#listedIn}. */
+    private HybridKey[] ready = new HybridKey[16];
+    private int readyCount;
+    private long selectionSeq;
+
+    private static final java.lang.invoke.VarHandle SIGNALLED_HEAD;
+
+    static {
+        try {
+            SIGNALLED_HEAD = java.lang.invoke.MethodHandles.lookup().findVarHandle(HybridSelector.class, "signalledHead",
+                HybridKey.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     HybridSelector(SelectorProvider provider, Selector inner) {
         super(provider);
@@ -56,6 +96,7 @@ final class HybridSelector extends AbstractSelector {
             k.source = s;
             keys.add(k);
             s.keyAdded(k);
+            signal(k); // polled at the next selection: it may be ready already
             return closedMeanwhile(k);
         }
         try {
@@ -131,78 +172,152 @@ final class HybridSelector extends AbstractSelector {
             ensureOpen();
             synchronized (publicSelected) {
                 flushCancelled();
-                boolean wait = timeoutMs >= 0 && !anyNativeReady();
+                selectionSeq++;
+                readyCount = 0;
+                boolean wait = false;
+                if (timeoutMs >= 0) {
+                    blocking = true; // before the poll: a signal after it sees the flag and wakes the wait
+                    wait = pollSdp() == 0;
+                    if (!wait) {
+                        blocking = false;
+                    }
+                } else {
+                    pollSdp();
+                }
                 if (wait) {
                     begin(); // an interrupt calls wakeup(), which ends the inner wait
                 }
                 try {
                     if (!wait) {
-                        inner.selectNow();
+                        inner.selectNow(collectInner);
                     } else if (Thread.currentThread().isInterrupted()) {
-                        inner.selectNow(); // interrupted before the wait: the JDK returns at once
+                        inner.selectNow(collectInner); // interrupted before the wait: the JDK returns at once
                     } else if (timeoutMs == 0) {
-                        inner.select();
+                        inner.select(collectInner);
                     } else {
-                        inner.select(timeoutMs);
+                        inner.select(collectInner, timeoutMs);
                     }
                 } finally {
                     if (wait) {
+                        blocking = false;
                         end();
                     }
                 }
+                if (wait) {
+                    pollSdp(); // the keys signalled during the wait
+                }
                 flushCancelled();
-                return collectReady();
+                return applyReady();
             }
         }
     }
 
-    /** Whether a jsdp channel's SDP side is ready for its key's interest: then the selection must not wait. */
-    private boolean anyNativeReady() {
-        for (HybridKey k : keys) {
-            SdpSelectable s = k.source;
-            if (s != null && k.isValid() && (s.nativeReadyOps() & k.interestOpsRaw()) != 0) {
-                return true;
-            }
+    /** The inner selector's action: a JDK channel's (or delegate's) readiness joins its key's. */
+    private void onInnerReady(SelectionKey ik) {
+        HybridKey k = (HybridKey) ik.attachment();
+        if (k != null && k.isValid() && ik.isValid()) {
+            addReady(k, ik.readyOps());
         }
-        return false;
     }
 
-    /** Takes the inner selector's ready keys and the SDP sides' readiness, and applies the JDK's rules. */
-    private int collectReady() {
-        Set<SelectionKey> innerSelected = inner.selectedKeys();
-        for (Iterator<SelectionKey> it = innerSelected.iterator(); it.hasNext();) {
-            SelectionKey ik = it.next();
-            it.remove();
-            HybridKey k = (HybridKey) ik.attachment();
-            if (k != null && k.isValid() && ik.isValid()) {
-                k.pending |= ik.readyOps();
+    /** Lists a key as ready in this selection (once), with these ops added to its pending ready set. */
+    private void addReady(HybridKey k, int ops) {
+        if (k.listedIn != selectionSeq) {
+            k.listedIn = selectionSeq;
+            k.pending = 0;
+            if (readyCount == ready.length) {
+                ready = java.util.Arrays.copyOf(ready, readyCount * 2);
             }
+            ready[readyCount++] = k;
         }
-        int updated = 0;
-        for (HybridKey k : keys) {
-            if (!k.isValid()) {
-                k.pending = 0;
+        k.pending |= ops;
+    }
+
+    /**
+     * Polls the SDP side of the keys that may be ready: those signalled since the last poll (readiness
+     * listener, interest change, registration, channel state change) and those found ready at the
+     * last poll — readiness is level-triggered, so a key still ready is selected again without a new
+     * event. A key found not ready leaves the list until it is signalled again. O(those keys), not
+     * O(all keys).
+     *
+     * @return the number of keys whose SDP side is ready for their interest
+     */
+    private int pollSdp() {
+        HybridKey k = (HybridKey) SIGNALLED_HEAD.getAndSet(this, null);
+        while (k != null) {
+            HybridKey next = k.nextSignalled;
+            k.nextSignalled = null;
+            HybridKey.SIGNALLED.setVolatile(k, 0); // before the poll below: a later signal lists the key again
+            if (!k.candidate) {
+                k.candidate = true;
+                if (candidateCount == candidates.length) {
+                    candidates = java.util.Arrays.copyOf(candidates, candidateCount * 2);
+                }
+                candidates[candidateCount++] = k;
+            }
+            k = next;
+        }
+        int kept = 0;
+        for (int i = 0; i < candidateCount; i++) {
+            HybridKey c = candidates[i];
+            candidates[i] = null;
+            SdpSelectable s = c.source;
+            int ops = s != null && c.isValid() ? s.nativeReadyOps() & c.interestOpsRaw() : 0;
+            if (ops == 0) {
+                c.candidate = false;
                 continue;
             }
-            SdpSelectable s = k.source;
-            int ready = (k.pending | (s == null ? 0 : s.nativeReadyOps())) & k.interestOpsRaw();
+            addReady(c, ops);
+            candidates[kept++] = c;
+        }
+        candidateCount = kept;
+        return kept;
+    }
+
+    /** Applies the JDK's rules to this selection's ready keys. */
+    private int applyReady() {
+        int updated = 0;
+        for (int i = 0; i < readyCount; i++) {
+            HybridKey k = ready[i];
+            ready[i] = null;
+            int ops = k.pending & k.interestOpsRaw();
             k.pending = 0;
-            if (ready == 0) {
+            if (ops == 0 || !k.isValid()) {
                 continue;
             }
             if (selected.contains(k)) {
                 int old = k.readyOpsRaw();
-                if ((ready & ~old) != 0) {
-                    k.readyOps(old | ready);
+                if ((ops & ~old) != 0) {
+                    k.readyOps(old | ops);
                     updated++;
                 }
             } else {
-                k.readyOps(ready);
+                k.readyOps(ops);
                 selected.add(k);
                 updated++;
             }
         }
+        readyCount = 0;
         return updated;
+    }
+
+    /**
+     * Puts a key on the signalled list (at most once until the next poll takes it): any thread, no
+     * lock, no allocation (an intrusive Treiber stack the selecting thread empties at once).
+     *
+     * @return whether a selection is waiting in the inner selector now or about to
+     */
+    boolean signal(HybridKey k) {
+        if (HybridKey.SIGNALLED.compareAndSet(k, 0, 1)) {
+            for (;;) {
+                HybridKey head = (HybridKey) SIGNALLED_HEAD.getVolatile(this);
+                k.nextSignalled = head;
+                if (SIGNALLED_HEAD.compareAndSet(this, head, k)) {
+                    break;
+                }
+            }
+        }
+        return blocking;
     }
 
     /** Deregisters the cancelled keys (AbstractSelector's set), as the JDK does around a selection. */
@@ -250,6 +365,9 @@ final class HybridSelector extends AbstractSelector {
                 }
                 keys.clear();
                 selected.clear();
+                java.util.Arrays.fill(candidates, null);
+                candidateCount = 0;
+                SIGNALLED_HEAD.setVolatile(this, null); // a late signal may still push: unreachable garbage then
                 flushCancelledAfterClose();
                 inner.close();
             }
@@ -275,6 +393,25 @@ final class HybridSelector extends AbstractSelector {
         volatile SdpSelectable source;
         /** Ready ops gathered during one selection; touched only by the selecting thread. */
         int pending;
+        /** The selection whose ready list holds the key; the selecting thread's. */
+        long listedIn;
+        /** On the selector's candidate list; the selecting thread's. */
+        boolean candidate;
+        /** 1 while on the selector's signalled list (CAS by signallers, cleared by the poll). */
+        @SuppressWarnings("unused") // through SIGNALLED
+        private volatile int signalled;
+        /** The next key on the signalled list: written by the pusher that set {@link #signalled}. */
+        HybridKey nextSignalled;
+
+        static final java.lang.invoke.VarHandle SIGNALLED;
+
+        static {
+            try {
+                SIGNALLED = java.lang.invoke.MethodHandles.lookup().findVarHandle(HybridKey.class, "signalled", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
 
         HybridKey(HybridSelector selector, SelectableChannel channel, int ops) {
             this.selector = selector;
@@ -309,6 +446,9 @@ final class HybridSelector extends AbstractSelector {
             if (i != null) {
                 i.interestOps(ops); // CancelledKeyException when the channel closed meanwhile: so are we
             }
+            if (source != null) {
+                selector.signal(this); // seen by the next selection, as the JDK's (no wakeup)
+            }
             return this;
         }
 
@@ -336,9 +476,22 @@ final class HybridSelector extends AbstractSelector {
             }
         }
 
-        /** Wakes the selector: the SDP side's readiness may have changed. */
+        /**
+         * The SDP side's readiness may have changed (the engine's readiness listener, a server's accept
+         * listener): the key joins the selector's ready list and a waiting selection wakes.
+         */
         void wakeSelector() {
-            selector.wakeup();
+            if (selector.signal(this)) {
+                selector.wakeup();
+            }
+        }
+
+        /**
+         * The channel's state changed what its SDP side reports (a connect finished): the next selection
+         * polls the key. Wakes no one, as an interest change does not.
+         */
+        void pollAgain() {
+            selector.signal(this);
         }
 
         int interestOpsRaw() {

@@ -1,9 +1,12 @@
 package io.jsdp.provider;
 
 /**
- * A jsdp channel the hybrid selector can watch: part of its readiness comes from SDP (polled, with a
- * wakeup of the selector when it may have changed), part possibly from a JDK delegate channel (a TCP
- * fallback connection, the TCP half of a server), which the key registers in the inner selector.
+ * A jsdp channel the hybrid selector can watch: part of its readiness comes from SDP, part possibly
+ * from a JDK delegate channel (a TCP fallback connection, the TCP half of a server), which the key
+ * registers in the inner selector. The selector polls {@link #nativeReadyOps()} only for keys on its
+ * ready list, so the channel must call {@link HybridSelector.HybridKey#wakeSelector()} (an event) or
+ * {@link HybridSelector.HybridKey#pollAgain()} (a state change of its own) whenever what this method
+ * returns may have changed for the better.
  */
 interface SdpSelectable {
     /**

@@ -38,7 +38,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * close from another thread ends it with {@link java.nio.channels.AsynchronousCloseException}.
  *
  * <p>In a selector, the TCP half is watched by the selector's inner JDK selector and the SDP listener's
- * queue is polled, its accept callback waking the selector.
+ * queue is polled when its accept callback has put the key on the selector's ready list.
  *
  * <p>{@link #socket()} is one cached {@link ServerSocket} adaptor whose state is the channel's.
  */

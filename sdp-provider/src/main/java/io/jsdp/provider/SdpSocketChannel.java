@@ -48,8 +48,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * write parks (virtual threads keep their carriers) and is woken by the close. One reader and one
  * writer at a time (read and write locks); state changes under the state lock.
  *
- * <p>In a selector the SDP side's readiness is polled at each selection, and a readiness change wakes
- * the selectors the channel is registered with; a TCP delegate is watched by the selector's inner JDK
+ * <p>In a selector the SDP side's readiness is polled when the engine's readiness listener has put the
+ * key on the selector's ready list (and while it stays ready); a TCP delegate is watched by the selector's inner JDK
  * selector. A non-blocking connect starts on SDP; when {@link #finishConnect()} finds it refused it
  * starts the TCP connect and the keys move to the delegate.
  *
@@ -561,6 +561,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             stateLock.lock();
             try {
                 connectPending = false;
+                selectorKeys.forEach(HybridSelector.HybridKey::pollAgain); // OP_CONNECT becomes read/write readiness
                 SdpStack stack = SdpRuntime.stack();
                 transport = describeSdp(c) + (stack == null ? "" : " device=" + stack.rdmaDevice().name() + " provider="
                     + stack.rdmaDevice().provider());
