@@ -20,6 +20,16 @@ public final class SdpSocketOptions {
     public static final SocketOption<Boolean> USE_SDP = new Option<>("jsdp.USE_SDP", Boolean.class);
 
     /**
+     * The flow-control scheme ({@code String}): {@code "credit"}, {@code "packetized"} or {@code "nic"}
+     * (NIC-assisted), seed 001 ch. 4 and {@code docs/configuration.md}. Set it on a socket before it
+     * connects, or on a server socket before it binds, to ask for that scheme (default: the
+     * {@code jsdp.flowControl} property or the rule's {@code flowControl}); the connection uses it when the
+     * peer asks for the same, else credit-based. Read on a connected SDP socket it gives the scheme the
+     * connection negotiated; on a TCP connection, null.
+     */
+    public static final SocketOption<String> FLOW_CONTROL = new Option<>("jsdp.FLOW_CONTROL", String.class);
+
+    /**
      * The zero-copy threshold of this socket ({@code Integer}, bytes): a blocking write of a buffer from
      * {@link Sdp#allocateDirect} with at least this many bytes remaining is read by the peer straight
      * from the buffer (SrcAvail / RDMA READ) instead of being copied; 0 turns zero copy off. Default

@@ -1,13 +1,26 @@
 package io.jsdp.flow;
 
 /**
- * A flow-control scheme: decides when the engine may put a message on the wire and when it must tell
- * the peer about receive buffers (seed 001 ch. 4). The engine owns the sequence numbers and calls
- * every method under its connection lock; implementations are single-threaded and allocate nothing.
+ * A flow-control scheme: decides when the engine may put a message on the wire, whether a partly
+ * filled message waits (Nagle) or goes, whether the device may hold messages the peer has no credit
+ * for yet, whether held data moves without the application, and when this side must tell the peer
+ * about receive buffers (seed 001 ch. 4). The engine owns the sequence numbers and the data movement
+ * and calls every method under its connection lock; implementations are single-threaded and allocate
+ * nothing.
  *
- * <p>Credit-based flow control ({@link io.jsdp.flow.credit.CreditFlowControl}) is the specification's
- * scheme and the only one so far; the packetized and NIC-assisted schemes of seed 001 come behind
- * this interface later, negotiated by Hello capability bits.
+ * <p>Every scheme keeps the specification's message accounting ({@code bufs}, {@code mseq_ack}): all
+ * SDP messages still travel as SENDs into the peer's posted receive buffers. The schemes differ in
+ * what a Data message carries and when it may go:
+ * <ul>
+ * <li>{@link io.jsdp.flow.credit.CreditFlowControl} — the specification's: payload in the SEND, two
+ *     credits per message, partial messages held while one is in flight;</li>
+ * <li>{@link io.jsdp.flow.packetized.PacketizedFlowControl} — payload by RDMA WRITE into the peer's
+ *     byte ring, a small RingData SEND tells where; the ring's free bytes are the real window;</li>
+ * <li>{@link io.jsdp.flow.nicassisted.NicAssistedFlowControl} — payload in the SEND, but up to
+ *     {@link #deviceMessages()} messages beyond the credits are handed to the device, which sends each
+ *     when the peer posts a buffer (receiver-not-ready retry).</li>
+ * </ul>
+ * Negotiated per connection by Hello capability bits ({@link FlowControlScheme}).
  */
 public interface FlowControl {
     /** {@link #canSend} kind: a message with payload, or any control message but a credit update. */
@@ -16,11 +29,48 @@ public interface FlowControl {
     int CREDIT_UPDATE = 1;
 
     /**
+     * The scheme.
+     *
+     * @return e.g. {@link FlowControlScheme#CREDIT}
+     */
+    FlowControlScheme scheme();
+
+    /**
      * The scheme's name, as configuration and snapshots spell it.
      *
      * @return e.g. {@code "credit"}
      */
-    String name();
+    default String name() {
+        return scheme().configName();
+    }
+
+    /**
+     * Whether a partly filled message waits while earlier data is in flight (Nagle's rule with the send
+     * completion standing in for the ACK), so later writes fill it; false sends it as soon as the peer
+     * has room and coalesces only what finds no room (packetized, seed 001 §4.1.3).
+     *
+     * @return true to hold partial messages
+     */
+    boolean holdsPartialMessages();
+
+    /**
+     * Data messages the engine may post beyond the peer's credits: the device holds each until the
+     * peer posts a receive buffer for it (InfiniBand's message-level flow control, seed 001 §4.2), so
+     * they move while the application computes. 0: never post without credit.
+     *
+     * @return the device-handled part of the send buffer, in messages
+     */
+    int deviceMessages();
+
+    /**
+     * Whether the stack's progress thread may post held data when credits or ring space come back
+     * (the NIC-assisted scheme's "interrupt", and what jsdp's credit-based scheme does). False: held
+     * data moves only inside the application's calls on the connection (or after it closed or shut its
+     * output), as seed 001 §4.1.4 describes packetized flow control.
+     *
+     * @return true when data moves without the application
+     */
+    boolean movesDataWithoutApplication();
 
     /**
      * Starts the accounting from the handshake.

@@ -31,6 +31,18 @@ public enum Violation {
     DATA_AFTER_DISCONN("message after DisConn"),
     /** A DisConn or AbortConn with payload bytes (they carry none). */
     PAYLOAD_ON_CONTROL("payload on a message that carries none"),
+    /** Hello/HelloAck capability bits that are unknown, more than one scheme, or not what was offered. */
+    BAD_CAPABILITIES("bad capability bits"),
+    /** A packetized ring advertisement (Hello/HelloAck) whose size is out of range. */
+    BAD_RING("bad ring advertisement"),
+    /** A RingData that does not start at the ring's next free byte (written elsewhere in or outside the ring). */
+    RING_OUT_OF_ORDER("ring write not at the ring's next free byte"),
+    /** A RingData longer than the ring's free bytes (or empty). */
+    RING_OVERRUN("ring write beyond the free space"),
+    /** A consumed count that goes back or returns more space than was written. */
+    RING_ACK_OUT_OF_RANGE("ring space returned that was never consumed"),
+    /** The peer's ring advertisement does not work: our RDMA WRITE into it failed (bad rkey or address). */
+    BAD_RKEY("RDMA WRITE into the peer's advertised ring failed"),
     /**
      * A SrcAvail our RDMA READ could not read (remote access error: bad rkey, address or length), or
      * whose inline payload exceeds the bytes it advertises.

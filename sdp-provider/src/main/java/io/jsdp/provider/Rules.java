@@ -1,5 +1,6 @@
 package io.jsdp.provider;
 
+import io.jsdp.flow.FlowControlScheme;
 import io.jsdp.flow.engine.SdpOptions;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -29,8 +30,8 @@ import java.util.Map;
  * {@code connect} rules match the destination of an outgoing connection, {@code bind} rules the local
  * address a server socket listens on. The first matching rule of the kind decides; with none, SDP is
  * tried (and falls back to TCP). Settings: {@code bufferBytes}, {@code receiveBuffers},
- * {@code sendBuffers}, {@code noDelay}, {@code spinNs}, {@code flowControl} ({@code credit}; the other
- * schemes arrive with their issue). A malformed file fails at start-up naming the file, line and
+ * {@code sendBuffers}, {@code noDelay}, {@code spinNs}, {@code flowControl} ({@code credit},
+ * {@code packetized} or {@code nic}). A malformed file fails at start-up naming the file, line and
  * rule.
  */
 public final class Rules {
@@ -208,12 +209,7 @@ public final class Rules {
                 case "sendBuffers" -> o.sendBuffers(parseInt(v, "sendBuffers", SdpOptions.BUFFERS_MIN, SdpOptions.BUFFERS_MAX));
                 case "spinNs" -> o.spinNs(parseInt(v, "spinNs", 0, Integer.MAX_VALUE));
                 case "noDelay" -> o.noDelay(parseBoolean(v));
-                case "flowControl" -> {
-                    if (!v.equals("credit")) {
-                        throw new IllegalArgumentException("flowControl '" + v + "' is not available (credit is; packetized "
-                            + "and nic-assisted come with their issue)");
-                    }
-                }
+                case "flowControl" -> o.flowControl(FlowControlScheme.fromName(v));
                 case "zcopyThreshold" -> o.zcopyThreshold(parseInt(v, "zcopyThreshold (0 or at least "
                     + SdpOptions.ZCOPY_THRESHOLD_MIN + ")", 0, Integer.MAX_VALUE));
                 default -> throw new IllegalArgumentException("unknown setting '" + e.getKey() + "'");

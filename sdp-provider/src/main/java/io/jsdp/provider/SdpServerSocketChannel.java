@@ -3,6 +3,7 @@ package io.jsdp.provider;
 import io.jsdp.SdpSocketOptions;
 import io.jsdp.flow.engine.SdpConnection;
 import io.jsdp.flow.engine.SdpListener;
+import io.jsdp.flow.FlowControlScheme;
 import io.jsdp.flow.engine.SdpOptions;
 import io.jsdp.flow.engine.SdpStack;
 import io.jsdp.ras.TraceLevel;
@@ -43,7 +44,7 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class SdpServerSocketChannel extends ServerSocketChannel implements SdpSelectable {
     private static final Set<SocketOption<?>> OPTIONS = Set.of(StandardSocketOptions.SO_RCVBUF,
-        StandardSocketOptions.SO_REUSEADDR, SdpSocketOptions.TRANSPORT);
+        StandardSocketOptions.SO_REUSEADDR, SdpSocketOptions.TRANSPORT, SdpSocketOptions.FLOW_CONTROL);
 
     private final SelectorProvider jdk;
     private final ServerSocketChannel tcp;
@@ -53,6 +54,8 @@ public final class SdpServerSocketChannel extends ServerSocketChannel implements
     /** Guarded by stateLock. */
     private SdpListener sdp;
     private String transport;
+    /** {@link SdpSocketOptions#FLOW_CONTROL} as set before bind, or null. */
+    private FlowControlScheme flowControl;
     /** The one server socket adaptor, made on first use. */
     private ServerSocket adaptor;
     private final java.util.List<HybridSelector.HybridKey> selectorKeys = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -89,7 +92,12 @@ public final class SdpServerSocketChannel extends ServerSocketChannel implements
                 return this;
             }
             try {
-                sdp = stack.listen(bound, backlog < 1 ? 50 : backlog, d.options());
+                SdpOptions o = d.options();
+                if (flowControl != null) {
+                    o.flowControl(flowControl);
+                }
+                flowControl = o.flowControl();
+                sdp = stack.listen(bound, backlog < 1 ? 50 : backlog, o);
                 sdp.acceptListener(() -> {
                     waiter.wakeup();
                     for (HybridSelector.HybridKey k : selectorKeys) {
@@ -221,6 +229,25 @@ public final class SdpServerSocketChannel extends ServerSocketChannel implements
         if (!OPTIONS.contains(name)) {
             throw new UnsupportedOperationException("'" + name + "' not supported");
         }
+        if (name == SdpSocketOptions.FLOW_CONTROL) {
+            if (value == null) {
+                throw new IllegalArgumentException("Invalid value 'null'");
+            }
+            FlowControlScheme scheme = FlowControlScheme.fromName((String) value);
+            stateLock.lock();
+            try {
+                if (!isOpen()) {
+                    throw new ClosedChannelException();
+                }
+                if (tcp.getLocalAddress() != null) {
+                    throw new IllegalStateException("jsdp.FLOW_CONTROL is set before bind");
+                }
+                flowControl = scheme;
+            } finally {
+                stateLock.unlock();
+            }
+            return this;
+        }
         tcp.setOption(name, value);
         return this;
     }
@@ -239,6 +266,16 @@ public final class SdpServerSocketChannel extends ServerSocketChannel implements
             stateLock.lock();
             try {
                 return (T) transport;
+            } finally {
+                stateLock.unlock();
+            }
+        }
+        if (name == SdpSocketOptions.FLOW_CONTROL) {
+            stateLock.lock();
+            try {
+                // what accepted SDP connections ask for; each reports what it negotiated
+                FlowControlScheme s = flowControl != null ? flowControl : new SdpOptions().flowControl();
+                return (T) s.configName();
             } finally {
                 stateLock.unlock();
             }

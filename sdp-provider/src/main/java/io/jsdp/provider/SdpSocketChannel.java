@@ -3,6 +3,7 @@ package io.jsdp.provider;
 import io.jsdp.SdpSocketOptions;
 import io.jsdp.flow.engine.Failure;
 import io.jsdp.flow.engine.SdpConnection;
+import io.jsdp.flow.FlowControlScheme;
 import io.jsdp.flow.engine.SdpOptions;
 import io.jsdp.flow.engine.SdpStack;
 import io.jsdp.ras.TraceLevel;
@@ -58,7 +59,8 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     private static final Set<SocketOption<?>> OPTIONS = Set.of(StandardSocketOptions.SO_SNDBUF,
         StandardSocketOptions.SO_RCVBUF, StandardSocketOptions.SO_KEEPALIVE, StandardSocketOptions.SO_REUSEADDR,
         StandardSocketOptions.SO_LINGER, StandardSocketOptions.TCP_NODELAY, StandardSocketOptions.IP_TOS,
-        SdpSocketOptions.TRANSPORT, SdpSocketOptions.USE_SDP, SdpSocketOptions.ZCOPY_THRESHOLD);
+        SdpSocketOptions.TRANSPORT, SdpSocketOptions.USE_SDP, SdpSocketOptions.FLOW_CONTROL,
+        SdpSocketOptions.ZCOPY_THRESHOLD);
 
     private final ReentrantLock readLock = new ReentrantLock();
     private final ReentrantLock writeLock = new ReentrantLock();
@@ -442,6 +444,9 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             if ((v = options.get(StandardSocketOptions.SO_LINGER)) != null) {
                 o.lingerSeconds((Integer) v);
             }
+            if ((v = options.get(SdpSocketOptions.FLOW_CONTROL)) != null) {
+                o.flowControl(FlowControlScheme.fromName((String) v));
+            }
             if ((v = options.get(SdpSocketOptions.ZCOPY_THRESHOLD)) != null) {
                 o.zcopyThreshold((Integer) v);
             }
@@ -455,7 +460,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     private void applyOptions(SocketChannel ch) throws IOException {
         for (Map.Entry<SocketOption<?>, Object> e : options.entrySet()) {
             if (e.getKey() != SdpSocketOptions.TRANSPORT && e.getKey() != SdpSocketOptions.USE_SDP
-                && e.getKey() != SdpSocketOptions.ZCOPY_THRESHOLD) {
+                && e.getKey() != SdpSocketOptions.FLOW_CONTROL && e.getKey() != SdpSocketOptions.ZCOPY_THRESHOLD) {
                 ch.setOption((SocketOption) e.getKey(), e.getValue());
             }
         }
@@ -951,9 +956,12 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         stateLock.lock();
         try {
             ensureOpen();
-            if (name == SdpSocketOptions.USE_SDP) {
+            if (name == SdpSocketOptions.USE_SDP || name == SdpSocketOptions.FLOW_CONTROL) {
                 if (sdp != null || tcp != null && (tcp.isConnected() || tcp.isConnectionPending())) {
-                    throw new IllegalStateException("jsdp.USE_SDP is for unconnected sockets");
+                    throw new IllegalStateException(name + " is for unconnected sockets");
+                }
+                if (name == SdpSocketOptions.FLOW_CONTROL) {
+                    FlowControlScheme.fromName((String) value); // IllegalArgumentException names the choices
                 }
             } else if (name == SdpSocketOptions.ZCOPY_THRESHOLD) {
                 int t = (Integer) value;
@@ -994,6 +1002,17 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             }
             if (name == SdpSocketOptions.USE_SDP) {
                 return (T) options.getOrDefault(name, Boolean.TRUE);
+            }
+            if (name == SdpSocketOptions.FLOW_CONTROL) {
+                if (sdp != null) {
+                    return (T) sdp.flowControl(); // negotiated (before the handshake: what this side asks for)
+                }
+                if (tcp != null && (tcp.isConnected() || tcp.isConnectionPending())) {
+                    return null;
+                }
+                Object set = options.get(name);
+                return (T) (set != null ? FlowControlScheme.fromName((String) set).configName()
+                    : new SdpOptions().flowControl().configName());
             }
             if (name == SdpSocketOptions.ZCOPY_THRESHOLD) {
                 return (T) options.getOrDefault(name, new SdpOptions().zcopyThreshold());

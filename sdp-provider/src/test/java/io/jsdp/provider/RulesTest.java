@@ -20,6 +20,7 @@ class RulesTest {
         connect 10.0.0.0/8    7000-7999  sdp   bufferBytes=65536 receiveBuffers=32 noDelay=true zcopyThreshold=262144
         connect 10.0.0.0/8    *          sdp
         bind    *             5432       tcp
+        bind    *             6000       sdp   flowControl=nic
         """;
 
     private static InetSocketAddress at(String host, int port) throws Exception {
@@ -29,7 +30,9 @@ class RulesTest {
     @Test
     void theFirstMatchingRuleOfTheKindDecides() throws Exception {
         Rules r = Rules.parse(FILE, "test.rules");
-        assertEquals(4, r.size());
+        assertEquals(5, r.size());
+        assertEquals(io.jsdp.flow.FlowControlScheme.NIC, r.decide(Rules.Kind.BIND, at("0.0.0.0", 6000), new SdpOptions())
+            .options().flowControl(), "a rule's flowControl setting");
         Rules.Decision d = r.decide(Rules.Kind.CONNECT, at("10.1.2.3", 7001), new SdpOptions());
         assertFalse(d.sdp());
         assertTrue(d.rule().startsWith("test.rules: connect 10.1.0.0/16"), d.rule());
@@ -59,7 +62,7 @@ class RulesTest {
     void aBadRuleFailsNamingTheFileLineAndRule() {
         for (String bad : new String[] {"listen * * sdp", "connect 10.0.0.0/33 * sdp", "connect * 70000 sdp", "connect * 9-8 sdp",
             "connect * * rdma", "connect * * sdp bufferBytes=12", "connect * * sdp receiveBuffers=2", "connect * * sdp color=blue",
-            "connect * * sdp flowControl=packetized", "connect * *", "connect * * sdp noDelay=yes",
+            "connect * * sdp flowControl=window", "connect * *", "connect * * sdp noDelay=yes",
             "connect * * sdp zcopyThreshold=100", "connect * * sdp zcopyThreshold=-1"}) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Rules.parse("# ok\n" + bad, "r.conf"),
                 bad);

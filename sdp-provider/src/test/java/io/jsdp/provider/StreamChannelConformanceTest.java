@@ -27,6 +27,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
@@ -307,6 +308,48 @@ class StreamChannelConformanceTest extends ConformanceBase {
         SocketChannel[] p = pair(JSDP, JSDP);
         String t = p[0].getOption(SdpSocketOptions.TRANSPORT);
         assertTrue(t.startsWith("sdp") && t.contains("device=") && t.contains("flowControl=credit"), t);
+    }
+
+    /** Issue 8: FLOW_CONTROL asks (client before connect, server before bind) and reads the negotiated scheme. */
+    @ParameterizedTest
+    @CsvSource({"packetized, packetized, packetized", "nic, nic, nic", "credit, credit, credit", "nic, packetized, credit",
+        "packetized, credit, credit"})
+    void flowControlOptionAsksForASchemeAndReadsTheNegotiatedOne(String client, String server, String expected) throws Exception {
+        ServerSocketChannel s = track(JSDP.openServerSocketChannel());
+        s.setOption(SdpSocketOptions.FLOW_CONTROL, server);
+        assertEquals(server, s.getOption(SdpSocketOptions.FLOW_CONTROL));
+        s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+        assertThrows(IllegalStateException.class, () -> s.setOption(SdpSocketOptions.FLOW_CONTROL, "credit"));
+        CompletableFuture<SocketChannel> accepted = CompletableFuture.supplyAsync(() -> {
+            try {
+                return s.accept();
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        }, TestThreads.POOL);
+        SocketChannel c = track(JSDP.openSocketChannel());
+        assertThrows(IllegalArgumentException.class, () -> c.setOption(SdpSocketOptions.FLOW_CONTROL, "window"));
+        c.setOption(SdpSocketOptions.FLOW_CONTROL, client);
+        assertEquals(client, c.getOption(SdpSocketOptions.FLOW_CONTROL));
+        assertTrue(c.connect(s.getLocalAddress()));
+        SocketChannel a = track(accepted.get(10, TimeUnit.SECONDS));
+        assertEquals(expected, c.getOption(SdpSocketOptions.FLOW_CONTROL));
+        assertEquals(expected, a.getOption(SdpSocketOptions.FLOW_CONTROL));
+        assertTrue(c.getOption(SdpSocketOptions.TRANSPORT).contains("flowControl=" + expected));
+        assertThrows(IllegalStateException.class, () -> c.setOption(SdpSocketOptions.FLOW_CONTROL, "credit"));
+        byte[] data = new byte[300_000];
+        new java.util.Random(8).nextBytes(data);
+        CompletableFuture<Void> w = CompletableFuture.runAsync(() -> {
+            try {
+                writeAll(c, ByteBuffer.wrap(data));
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        }, TestThreads.POOL);
+        ByteBuffer got = ByteBuffer.allocate(data.length);
+        readAll(a, got);
+        w.get(10, TimeUnit.SECONDS);
+        assertArrayEquals(data, got.array());
     }
 
     @Test

@@ -215,7 +215,7 @@ public final class JsdpBench {
             .reduce((a, b) -> a + "," + b).orElse("") + " sdp-variants=" + o.sdpVariants.stream().map(SdpVariant::name)
             .reduce((a, b) -> a + "," + b).orElse("") + (o.quick ? " quick" : "") + (o.oneJvm ? " one-jvm" : " two-jvms")
             + (o.pin ? " pinned" : " unpinned") + (o.streamNagle ? " stream-nagle" : "") + " buffer=" + (o.direct ? "direct" : "heap") + " warmup=" + o.warmupMs
-            + "ms duration=" + o.durationMs + "ms";
+            + "ms duration=" + o.durationMs + "ms" + (o.jvmArgs.isEmpty() ? "" : " jvm-args=" + String.join(" ", o.jvmArgs));
     }
 
     /** A worker JVM: its output lines in a queue (a daemon thread reads them), killed on close. */

@@ -132,6 +132,11 @@ final class Report {
         for (Target t : targets(rs)) {
             sb.append("  ").append(t.verdict()).append("  ").append(t.what).append(": ").append(t.evidence).append('\n');
         }
+        List<Target> fc = flowControlTargets(rs);
+        sb.append(fc.isEmpty() ? "" : "flow control (issue 8, seed 001 ch. 4):\n");
+        for (Target t : fc) {
+            sb.append("  ").append(t.verdict()).append("  ").append(t.what).append(": ").append(t.evidence).append('\n');
+        }
         return sb.toString();
     }
 
@@ -187,6 +192,79 @@ final class Report {
         return out;
     }
 
+    private static final String FC_CREDIT = "sdp/credit";
+    private static final String FC_PACKETIZED = "sdp/packetized";
+    private static final String FC_NIC = "sdp/nic";
+
+    /**
+     * Issue 8's ordering of the flow-control schemes (seed 001 ch. 4), judged on the run's figures of the
+     * {@code credit}, {@code packetized} and {@code nic} variants; empty unless the run has all three.
+     */
+    static List<Target> flowControlTargets(List<Result> rs) {
+        List<Target> out = new ArrayList<>();
+        boolean all = false;
+        for (String sc : scenarios(rs)) {
+            List<String> series = series(rs, sc);
+            all |= series.contains(FC_CREDIT) && series.contains(FC_PACKETIZED) && series.contains(FC_NIC);
+        }
+        if (!all) {
+            return out;
+        }
+        double worst = Double.NaN;
+        long worstSize = -1;
+        for (long size : sizes(rs, "rr")) {
+            double c = value(rs, "rr", FC_CREDIT, size, "p50_us");
+            double p = value(rs, "rr", FC_PACKETIZED, size, "p50_us");
+            double n = value(rs, "rr", FC_NIC, size, "p50_us");
+            double spread = Math.max(c, Math.max(p, n)) / Math.min(c, Math.min(p, n));
+            if (!Double.isNaN(spread) && (Double.isNaN(worst) || spread > worst)) {
+                worst = spread;
+                worstSize = size;
+            }
+        }
+        out.add(judge("rr p50 of the three schemes within 10 % of each other at every size", worst, 1, worst <= 1.10,
+            String.format(Locale.ROOT, "widest spread %s× at %d B (slowest ÷ fastest)", num(worst), worstSize)));
+        double c1k = value(rs, "stream", FC_CREDIT, 1024, "gbps");
+        for (String s : new String[] {FC_PACKETIZED, FC_NIC}) {
+            double v = value(rs, "stream", s, 1024, "gbps");
+            out.add(judge("stream at 1 KiB: " + s + " ≥ 1.2× " + FC_CREDIT, v / c1k, 1, v / c1k >= 1.2,
+                String.format(Locale.ROOT, "%s / %s Gbit/s = %s×", num(v), num(c1k), num(v / c1k))));
+        }
+        String best = null;
+        boolean nicNeverWorse = true;
+        String nicEvidence = "";
+        double worstNic = Double.NaN;
+        for (long compute : sizes(rs, "progress")) {
+            double c = value(rs, "progress", FC_CREDIT, compute, "p50_us");
+            double p = value(rs, "progress", FC_PACKETIZED, compute, "p50_us");
+            double n = value(rs, "progress", FC_NIC, compute, "p50_us");
+            if (Double.isNaN(c) || Double.isNaN(p) || Double.isNaN(n)) {
+                continue;
+            }
+            if (best == null && c <= 0.85 * p && n <= 0.85 * p) {
+                best = String.format(Locale.ROOT, "at %d µs: credit %s, nic %s, packetized %s µs (%s, %s of packetized)",
+                    compute, num(c), num(n), num(p), pct(c / p), pct(n / p));
+            }
+            if (Double.isNaN(worstNic) || n / p > worstNic) {
+                worstNic = n / p;
+                nicEvidence = String.format(Locale.ROOT, "worst at %d µs: nic %s vs packetized %s µs (%s)", compute, num(n),
+                    num(p), pct(n / p));
+            }
+            nicNeverWorse &= n <= 1.05 * p;
+        }
+        double anyProgress = value(rs, "progress", FC_PACKETIZED, sizes(rs, "progress").isEmpty() ? -1
+            : sizes(rs, "progress").get(0), "p50_us");
+        out.add(judge("progress (p50): at some computation time credit and nic both ≥ 15 % better than packetized",
+            anyProgress, 1, best != null, best != null ? best : "at no computation time"));
+        out.add(judge("progress (p50): nic never more than 5 % worse than packetized", anyProgress, 1, nicNeverWorse,
+            nicEvidence));
+        return out;
+    }
+
+    private static String pct(double ratio) {
+        return String.format(Locale.ROOT, "%.0f %%", ratio * 100);
+    }
+
     private static Target judge(String what, double a, double b, boolean ok, String evidence) {
         boolean measured = !Double.isNaN(a) && (Double.isNaN(b) ? !what.contains(" than ") && !what.contains(" tcp") : true);
         if (Double.isNaN(a) || (!measured)) {
@@ -239,6 +317,14 @@ final class Report {
         md.append("\n## Targets (issue 7)\n\n| target | verdict | figures |\n|---|---|---|\n");
         for (Target t : targets(rs)) {
             md.append("| ").append(t.what).append(" | **").append(t.verdict()).append("** | ").append(t.evidence).append(" |\n");
+        }
+        List<Target> fc = flowControlTargets(rs);
+        if (!fc.isEmpty()) {
+            md.append("\n## Flow control (issue 8, seed 001 ch. 4)\n\n| target | verdict | figures |\n|---|---|---|\n");
+            for (Target t : fc) {
+                md.append("| ").append(t.what).append(" | **").append(t.verdict()).append("** | ").append(t.evidence)
+                    .append(" |\n");
+            }
         }
         for (String sc : scenarios(rs)) {
             md.append("\n## ").append(sc).append("\n\n");

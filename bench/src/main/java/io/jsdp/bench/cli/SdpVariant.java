@@ -1,5 +1,6 @@
 package io.jsdp.bench.cli;
 
+import io.jsdp.flow.FlowControlScheme;
 import io.jsdp.flow.engine.SdpOptions;
 import io.jsdp.testbed.shm.ShmSettings;
 import java.util.ArrayList;
@@ -41,10 +42,18 @@ record SdpVariant(String name, Map<String, String> properties, boolean poll, Str
     private static final Map<String, SdpVariant> REGISTRY = new LinkedHashMap<>();
 
     static {
-        add(new SdpVariant(DEFAULT, Map.of(), false,
+        add(new SdpVariant(DEFAULT, Map.of(SdpOptions.FLOW_CONTROL_PROP, FlowControlScheme.CREDIT.configName()), false,
             "spin " + SdpOptions.SPIN_NS_DEFAULT / 1000 + " µs, then park",
-            "the defaults: credit-based flow control (the spec), buffer copy, spin window "
+            "the defaults, credit-based flow control (the spec) asked for explicitly, buffer copy, spin window "
                 + SdpOptions.SPIN_NS_PROP + "=" + SdpOptions.SPIN_NS_DEFAULT + " ns, SoftRdma device"));
+        add(new SdpVariant("packetized", Map.of(SdpOptions.FLOW_CONTROL_PROP, FlowControlScheme.PACKETIZED.configName()), false,
+            "spin " + SdpOptions.SPIN_NS_DEFAULT / 1000 + " µs, then park",
+            "packetized flow control (seed 001 §4.1.3): RDMA WRITE into the peer's byte ring, data held for lack of"
+                + " room moves only in the application's calls; otherwise the defaults"));
+        add(new SdpVariant("nic", Map.of(SdpOptions.FLOW_CONTROL_PROP, FlowControlScheme.NIC.configName()), false,
+            "spin " + SdpOptions.SPIN_NS_DEFAULT / 1000 + " µs, then park",
+            "NIC-assisted flow control (seed 001 §4.3): virtual window, half the send slots posted beyond the credits"
+                + " for the device to send (RNR retry); otherwise the defaults"));
         add(new SdpVariant(BLOCKING, Map.of(SdpOptions.SPIN_NS_PROP, "0", ShmSettings.SPIN_NS_PROP, "0"), false,
             "park at once",
             "credit, no spinning: a blocked read or write parks at once (" + SdpOptions.SPIN_NS_PROP + "=0), and so"

@@ -84,7 +84,7 @@ class OptionsTest {
         assertTrue(assertThrows(IllegalArgumentException.class, () -> Options.parse("rr", "--transports", "rdma"))
             .getMessage().contains("unknown transport 'rdma'"));
         assertTrue(assertThrows(IllegalArgumentException.class, () -> Options.parse("rr", "--sdp-variants", "nope"))
-            .getMessage().contains("known: credit,spin0"));
+            .getMessage().contains("known: credit,packetized,nic,spin0"));
         assertTrue(assertThrows(IllegalArgumentException.class, () -> Options.parse("rr", "--sizes", "64,x"))
             .getMessage().contains("'x' is not a number"));
         assertTrue(assertThrows(IllegalArgumentException.class, () -> Options.parse("rr", "--sizes", "0"))
@@ -101,7 +101,9 @@ class OptionsTest {
 
     @Test
     void variantsGiveTheirPropertiesToTheJvms() {
-        assertEquals(List.of(), SdpVariant.named("credit").jvmOptions());
+        assertEquals(List.of("-Djsdp.flowControl=credit"), SdpVariant.named("credit").jvmOptions());
+        assertEquals(List.of("-Djsdp.flowControl=packetized"), SdpVariant.named("packetized").jvmOptions());
+        assertEquals(List.of("-Djsdp.flowControl=nic"), SdpVariant.named("nic").jvmOptions());
         assertEquals(List.of("-Djsdp.soft.spinNs=0", "-Djsdp.spinNs=0"), SdpVariant.named("spin0").jvmOptions());
         assertTrue(SdpVariant.named("poll").poll() && Transport.SDP.poll(SdpVariant.named("poll")));
         assertFalse(Transport.SDP.poll(SdpVariant.named("credit")));

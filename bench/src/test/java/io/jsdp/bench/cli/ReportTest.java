@@ -147,4 +147,40 @@ class ReportTest {
         assertTrue(s.contains("64 KiB"), s);
         assertTrue(s.contains("MISSED  connect ≥ ½ tcp's rate"), s);
     }
+
+    /** Issue 8: the three flow-control variants judged against the thesis' ordering. */
+    @Test
+    void flowControlOrderingIsJudgedOnlyWhenAllThreeSchemesRan() {
+        assertTrue(Report.flowControlTargets(run()).isEmpty(), "credit alone: nothing to compare");
+        List<Result> rs = new ArrayList<>();
+        for (String v : new String[] {"credit", "packetized", "nic"}) {
+            rs.add(r("rr", "sdp", v, 64, "p50_us", v.equals("nic") ? 10.5 : 10, "us"));
+        }
+        rs.add(r("stream", "sdp", "credit", 1024, "gbps", 1, "Gbit/s"));
+        rs.add(r("stream", "sdp", "packetized", 1024, "gbps", 1.3, "Gbit/s"));
+        rs.add(r("stream", "sdp", "nic", 1024, "gbps", 1.1, "Gbit/s"));
+        // compute 0: all alike; compute 100: packetized 40 % slower, nic 3 % worse than packetized at 200
+        rs.add(r("progress", "sdp", "credit", 0, "p50_us", 100, "us"));
+        rs.add(r("progress", "sdp", "packetized", 0, "p50_us", 100, "us"));
+        rs.add(r("progress", "sdp", "nic", 0, "p50_us", 100, "us"));
+        rs.add(r("progress", "sdp", "credit", 100, "p50_us", 200, "us"));
+        rs.add(r("progress", "sdp", "packetized", 100, "p50_us", 340, "us"));
+        rs.add(r("progress", "sdp", "nic", 100, "p50_us", 210, "us"));
+        rs.add(r("progress", "sdp", "credit", 200, "p50_us", 500, "us"));
+        rs.add(r("progress", "sdp", "packetized", 200, "p50_us", 500, "us"));
+        rs.add(r("progress", "sdp", "nic", 200, "p50_us", 515, "us"));
+        List<Report.Target> t = Report.flowControlTargets(rs);
+        assertEquals(5, t.size());
+        assertEquals("MET", t.get(0).verdict(), t.get(0).evidence);
+        assertEquals("MET", t.get(1).verdict(), "packetized 1.3x");
+        assertEquals("MISSED", t.get(2).verdict(), "nic 1.1x");
+        assertEquals("MET", t.get(3).verdict(), t.get(3).evidence);
+        assertTrue(t.get(3).evidence.startsWith("at 100 µs"), t.get(3).evidence);
+        assertEquals("MET", t.get(4).verdict(), t.get(4).evidence);
+        rs.add(r("progress", "sdp", "credit", 300, "p50_us", 500, "us"));
+        rs.add(r("progress", "sdp", "packetized", 300, "p50_us", 500, "us"));
+        rs.add(r("progress", "sdp", "nic", 300, "p50_us", 530, "us"));
+        assertEquals("MISSED", Report.flowControlTargets(rs).get(4).verdict(), "nic 6 % worse at 300 µs");
+        assertTrue(Report.summary(rs).contains("flow control (issue 8"), Report.summary(rs));
+    }
 }

@@ -1,6 +1,7 @@
 package io.jsdp.flow.credit;
 
 import io.jsdp.flow.FlowControl;
+import io.jsdp.flow.FlowControlScheme;
 import io.jsdp.flow.Violation;
 
 /**
@@ -31,6 +32,10 @@ import io.jsdp.flow.Violation;
  * the credits the peer had for {@code m} are {@code bufs[k] - (m - 1 - ack[k])}; a message it had no
  * credit for is {@link Violation#NO_CREDIT}.
  *
+ * <p>The other schemes keep this accounting for their messages: packetized for its RingData
+ * notifications and control messages, NIC-assisted without the credit check on receipt (the device,
+ * not the sender, keeps a message from arriving without a posted buffer there).
+ *
  * <p>Single-threaded: the engine calls it under the connection lock.
  */
 public final class CreditFlowControl implements FlowControl {
@@ -49,10 +54,42 @@ public final class CreditFlowControl implements FlowControl {
     private int lastSentAck;
     /** The peer's last message left it fewer than two credits: tell it about our buffers. */
     private boolean peerStarving;
+    private final boolean checksPeerCredits;
+
+    /** Credit-based flow control that checks every peer message against the peer's credits. */
+    public CreditFlowControl() {
+        this(true);
+    }
+
+    /**
+     * The accounting, with or without the check of the peer's credits.
+     *
+     * @param checksPeerCredits false when the peer may send beyond its credits (NIC-assisted: its
+     *     device holds such a message until this side posts a buffer); such a peer never starves, so
+     *     credit updates go only when half the buffers are unknown to it
+     */
+    public CreditFlowControl(boolean checksPeerCredits) {
+        this.checksPeerCredits = checksPeerCredits;
+    }
 
     @Override
-    public String name() {
-        return "credit";
+    public FlowControlScheme scheme() {
+        return FlowControlScheme.CREDIT;
+    }
+
+    @Override
+    public boolean holdsPartialMessages() {
+        return true;
+    }
+
+    @Override
+    public int deviceMessages() {
+        return 0;
+    }
+
+    @Override
+    public boolean movesDataWithoutApplication() {
+        return true;
     }
 
     @Override
@@ -97,7 +134,7 @@ public final class CreditFlowControl implements FlowControl {
         }
         int k = mseqAck & (HISTORY - 1);
         int creditsBefore = sentBufs[k] - (mseq - 1 - sentAck[k]);
-        if (creditsBefore < (creditUpdate ? 1 : 2)) {
+        if (checksPeerCredits && creditsBefore < (creditUpdate ? 1 : 2)) {
             return Violation.NO_CREDIT;
         }
         peerAck = mseqAck;
@@ -110,7 +147,10 @@ public final class CreditFlowControl implements FlowControl {
     public boolean creditUpdateNeeded(int posted, int lastReceivedMseq, int capacity) {
         int peerView = peerView(lastReceivedMseq);
         int unadvertised = posted - peerView;
-        return unadvertised > 0 && (unadvertised >= Math.max(2, (capacity + 1) / 2) || peerStarving && peerView < 2);
+        // A peer that may send beyond its credits (NIC-assisted) never starves: its device sends as soon as
+        // we post a buffer, so it hears of buffers only lazily, in bulk.
+        return unadvertised > 0 && (unadvertised >= Math.max(2, (capacity + 1) / 2)
+            || checksPeerCredits && peerStarving && peerView < 2);
     }
 
     @Override
@@ -120,7 +160,7 @@ public final class CreditFlowControl implements FlowControl {
 
     @Override
     public String describe() {
-        return "scheme=credit credits=" + credits + " peerAck=" + peerAck + " lastSentBufs=" + lastSentBufs
+        return "credits=" + credits + " peerAck=" + peerAck + " lastSentBufs=" + lastSentBufs
             + " lastSentAck=" + lastSentAck
             + " peerStarving=" + peerStarving;
     }

@@ -3,12 +3,15 @@ package io.jsdp.flow.engine;
 import static io.jsdp.flow.engine.SdpStack.TRACE;
 
 import io.jsdp.flow.FlowControl;
+import io.jsdp.flow.FlowControlScheme;
 import io.jsdp.flow.Violation;
 import io.jsdp.flow.credit.CreditFlowControl;
+import io.jsdp.flow.packetized.PacketizedFlowControl;
 import io.jsdp.flow.wire.Bsdh;
 import io.jsdp.flow.wire.Hello;
 import io.jsdp.flow.wire.HelloAck;
 import io.jsdp.flow.wire.MessageId;
+import io.jsdp.flow.wire.RingMessages;
 import io.jsdp.flow.wire.RdmaComplHeader;
 import io.jsdp.flow.wire.SrcAvailHeader;
 import io.jsdp.ras.Ffdc;
@@ -38,6 +41,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -54,11 +58,24 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <h2>Memory</h2>
  * One device-memory block per connection, registered once:
- * {@code [receive buffers R × B][send slots S × B][control slots C × 256]}. A message occupies one
+ * {@code [receive buffers R × B][send slots S × B][control slots C × 256][notification slots S × 32]},
+ * and, when this side asks for packetized flow control, a second block of {@code R × B} bytes: the
+ * receive ring the peer RDMA-writes into (registered for remote write, advertised in the Hello or
+ * HelloAck). A message occupies one
  * receive buffer until the application has read all of it; then the buffer is reposted. A write copies
  * into the open send slot; a slot goes on the wire as one message when it is full, or — partly full —
  * when nothing else of ours is in flight or {@code TCP_NODELAY} is set (Nagle's rule with the send
  * completion standing in for the ACK), and only while the peer has credits.
+ *
+ * <h2>Flow-control schemes</h2>
+ * The Hello/HelloAck exchange picks the {@link FlowControl} strategy ({@link FlowControlScheme}); until
+ * then the connection counts credits. The strategy decides; the engine moves the bytes, on one of two
+ * data paths: <em>slots</em> (credit-based and NIC-assisted: each Data message is a SEND of one slot;
+ * NIC-assisted posts up to {@link FlowControl#deviceMessages()} of them beyond the credits) or the
+ * <em>ring</em> (packetized: the send slots form one byte ring whose runs are RDMA-written into the
+ * peer's ring, each followed by a RingData SEND; received bytes are read straight out of our ring).
+ * A strategy whose data must not move without the application ({@link FlowControl#movesDataWithoutApplication()})
+ * gets no data posted by the progress thread unless the application waits on the connection or closed it.
  *
  * <h2>Threads and locking</h2>
  * Every field below the lock banner is guarded by {@link #lock} (a {@link ReentrantLock}: waiters
@@ -122,6 +139,13 @@ public final class SdpConnection {
     private static final long KIND_ZCOPY = 5L << KIND_SHIFT;
     /** Send-queue entries zero copy may use beyond the slots (its RDMA READs). */
     private static final int ZCOPY_WRS = 2;
+    /** Packetized: an RDMA WRITE into the peer's ring (unsignaled: completes only on error). */
+    private static final long KIND_RING_WRITE = 6L << KIND_SHIFT;
+    /** Packetized: a RingData notification; the index is its notification slot. */
+    private static final long KIND_NOTE = 7L << KIND_SHIFT;
+    static final int NOTE_SLOT_BYTES = 32;
+    /** The longest an abortive close waits for its AbortConn to reach the peer before it disconnects. */
+    private static final long ABORT_SEND_NS = TimeUnit.MILLISECONDS.toNanos(10);
     private static final long INDEX_MASK = (1L << KIND_SHIFT) - 1;
     private static final AtomicLong IDS = new AtomicLong();
 
@@ -136,6 +160,16 @@ public final class SdpConnection {
     private final int sendCount;
     private final int sendBase;
     private final int ctrlBase;
+    private final int noteBase;
+    /** The scheme this side asks for. */
+    private final FlowControlScheme wish;
+    /** Packetized (wished): our receive ring, its own device memory registered for remote write; else null. */
+    private final DeviceMemory ringMemory;
+    private final MemoryRegion ringMr;
+    private final ByteBuffer ringMem;
+    private final int ringBytes;
+    /** Packetized: the send slots as one byte ring. */
+    private final int sendRingBytes;
     private final CompletionQueue cq;
     private final DeviceMemory memory;
     private final MemoryRegion mr;
@@ -143,7 +177,6 @@ public final class SdpConnection {
     private final int lkey;
     private final int maxInline;
     private final ByteBuffer mem;
-    private final FlowControl fc = new CreditFlowControl();
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
     private final WorkCompletion[] wcs = new WorkCompletion[16];
@@ -156,6 +189,27 @@ public final class SdpConnection {
     private final RdmaComplHeader complH = new RdmaComplHeader();
 
     // ---- guarded by lock
+    /** Credits until the handshake, then the negotiated scheme's strategy. */
+    private FlowControl fc = new CreditFlowControl();
+    /** The strategy when packetized was negotiated, else null: the ring data path is on. */
+    private PacketizedFlowControl ring;
+    private boolean schemeChosen;
+    /** The Hello's bufs (active side), replayed into the strategy the HelloAck picks. */
+    private int helloBufs;
+    /** Packetized send side: stream bytes copied in, posted (RDMA-written), freed (notification done). */
+    private long streamWritten;
+    private long streamPosted;
+    private long streamFreed;
+    private final long[] noteEnd;
+    private long notePosted;
+    private long noteCompleted;
+    private long peerRingAddress;
+    private int peerRingRkey;
+    /** NIC-assisted: data messages posted beyond the credits and not completed; which slots they are. */
+    private int deviceOutstanding;
+    private final boolean[] slotOnDevice;
+    /** Set while a stack thread (progress, CM, timer) runs this connection: not the application. */
+    private boolean stackContext;
     private State state = State.CONNECTING;
     private Failure failure;
     private String failureDetail;
@@ -267,6 +321,11 @@ public final class SdpConnection {
         this.sendCount = options.sendBuffers();
         this.sendBase = recvCount * bufferBytes;
         this.ctrlBase = sendBase + sendCount * bufferBytes;
+        this.noteBase = ctrlBase + CTRL_SLOTS * CTRL_SLOT_BYTES;
+        this.wish = options.flowControl();
+        this.sendRingBytes = sendCount * bufferBytes;
+        this.noteEnd = new long[sendCount];
+        this.slotOnDevice = new boolean[sendCount];
         this.unread = new int[recvCount];
         this.unreadLen = new int[recvCount];
         this.unreadSkip = new int[recvCount];
@@ -282,11 +341,23 @@ public final class SdpConnection {
         CompletionQueue q = null;
         DeviceMemory m = null;
         MemoryRegion r = null;
+        DeviceMemory rm = null;
+        MemoryRegion rr = null;
         try {
-            q = device.createCompletionQueue(stack.completionChannel(), recvCount + sendCount + CTRL_SLOTS + 4);
-            m = device.allocateMemory(ctrlBase + CTRL_SLOTS * CTRL_SLOT_BYTES);
+            q = device.createCompletionQueue(stack.completionChannel(), recvCount + maxSendWr() + 4);
+            m = device.allocateMemory(noteBase + sendCount * NOTE_SLOT_BYTES);
             r = stack.pd().register(m.buffer(), Access.LOCAL_WRITE);
+            if (wish == FlowControlScheme.PACKETIZED) {
+                rm = device.allocateMemory(recvCount * bufferBytes);
+                rr = stack.pd().register(rm.buffer(), Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+            }
         } catch (VerbsException | RuntimeException e) {
+            if (rr != null) {
+                rr.close();
+            }
+            if (rm != null) {
+                rm.close();
+            }
             if (r != null) {
                 r.close();
             }
@@ -304,6 +375,10 @@ public final class SdpConnection {
         this.mrAddress = r.address();
         this.lkey = r.lkey();
         this.mem = m.buffer();
+        this.ringMemory = rm;
+        this.ringMr = rr;
+        this.ringMem = rm == null ? null : rm.buffer();
+        this.ringBytes = rm == null ? 0 : recvCount * bufferBytes;
         bsdh.wrap(mem, 0);
         stack.register(cq, this);
         stack.register(cmId, this::onCmEvent);
@@ -311,6 +386,16 @@ public final class SdpConnection {
     }
 
     // ------------------------------------------------------------------ set-up
+
+    /** Send work requests: per slot one message; packetized: per notification up to three writes and the SEND. */
+    private int maxSendWr() {
+        return (wish == FlowControlScheme.PACKETIZED ? 4 * sendCount : sendCount) + CTRL_SLOTS + 2 + ZCOPY_WRS;
+    }
+
+    /** NIC-assisted needs the device to hold a send until the peer posts a buffer: RNR retry "forever". */
+    private int rnrRetry() {
+        return wish == FlowControlScheme.NIC ? ConnectionParameters.RNR_RETRY_INFINITE : 0;
+    }
 
     void startConnect(InetSocketAddress destination) {
         lock.lock();
@@ -334,7 +419,7 @@ public final class SdpConnection {
             connectTimer = stack.schedule(this::onConnectTimeout, TimeUnit.MILLISECONDS.toNanos(options.connectTimeoutMs()));
             createQueuePairLocked();
             armLocked();
-            cmId.accept(new ConnectionParameters().retryCount(5).rnrRetryCount(0));
+            cmId.accept(new ConnectionParameters().retryCount(5).rnrRetryCount(rnrRetry()));
             return true;
         } catch (VerbsException e) {
             failLocked(Failure.DEVICE_ERROR, "accept: " + e.getMessage(), false, true);
@@ -346,7 +431,7 @@ public final class SdpConnection {
 
     private void createQueuePairLocked() throws VerbsException {
         QueuePairAttributes attrs = new QueuePairAttributes().sendCq(cq).recvCq(cq)
-            .maxSendWr(sendCount + CTRL_SLOTS + 2 + ZCOPY_WRS).maxRecvWr(recvCount).maxSendSge(1).maxRecvSge(1)
+            .maxSendWr(maxSendWr()).maxRecvWr(recvCount).maxSendSge(1).maxRecvSge(1)
             .maxInlineData(maxInline);
         qp = cmId.createQueuePair(stack.pd(), attrs);
         for (int i = 0; i < recvCount; i++) {
@@ -358,6 +443,7 @@ public final class SdpConnection {
 
     private void onCmEvent(CmEvent e) {
         lock.lock();
+        stackContext = true;
         try {
             if (released) {
                 return;
@@ -366,7 +452,7 @@ public final class SdpConnection {
                 case ADDR_RESOLVED -> cmId.resolveRoute(Math.min(options.connectTimeoutMs(), 2_000));
                 case ROUTE_RESOLVED -> {
                     createQueuePairLocked();
-                    cmId.connect(new ConnectionParameters().retryCount(5).rnrRetryCount(0)
+                    cmId.connect(new ConnectionParameters().retryCount(5).rnrRetryCount(rnrRetry())
                         .connectTimeoutMs(options.connectTimeoutMs()));
                 }
                 case ESTABLISHED -> onEstablishedLocked();
@@ -383,6 +469,7 @@ public final class SdpConnection {
         } catch (VerbsException ex) {
             failLocked(active ? Failure.UNREACHABLE : Failure.DEVICE_ERROR, e.type() + ": " + ex.getMessage(), false, true);
         } finally {
+            stackContext = false;
             unlockAndNotify();
         }
     }
@@ -395,8 +482,11 @@ public final class SdpConnection {
         if (active) {
             // In-band Hello (sdp-wire.md C.7): our first SEND, mseq 0, our posted receives in bufs.
             int off = ctrlSlotOffset();
-            new Hello().wrap(bsdh.buffer(), off).put(ownMaxAdverts(), bufferBytes, cmId.localAddress(), remote,
-                offeredCapabilities());
+            Hello hello = new Hello().wrap(bsdh.buffer(), off).put(ownMaxAdverts(), bufferBytes, cmId.localAddress(), remote,
+                offeredCapabilities() | wish.capabilityBit());
+            if (ringMr != null) {
+                hello.putRing(ringMr.address(), ringMr.rkey(), ringBytes);
+            }
             postControlLocked(MessageId.HELLO, Hello.LENGTH, -1);
         }
         armLocked();
@@ -448,7 +538,7 @@ public final class SdpConnection {
             if (state == State.FAILED) {
                 return FAILED; // failed while a zero-copy read waited
             }
-            if (unreadHead == unreadTail && !remoteAtHead && (disconnReceived || state == State.FINISHED)) {
+            if (!hasUnreadLocked() && (disconnReceived || state == State.FINISHED)) {
                 maybeReleaseLocked();
                 return EOF;
             }
@@ -458,7 +548,15 @@ public final class SdpConnection {
         }
     }
 
+    /** Whether received data waits for the reader: messages in receive buffers, or bytes in our ring. */
+    private boolean hasUnreadLocked() {
+        return unreadHead != unreadTail || remoteAtHead || ring != null && ring.unread() > 0;
+    }
+
     private int copyOutLocked(ByteBuffer dst) {
+        if (ring != null) {
+            return copyOutOfRingLocked(dst);
+        }
         int total = 0;
         int copied = 0;
         while ((remoteAtHead || unreadHead != unreadTail) && dst.hasRemaining()) {
@@ -511,6 +609,21 @@ public final class SdpConnection {
         if (state != State.FAILED) {
             unreadBytes -= copied;
         }
+        return total;
+    }
+
+    /** Packetized: reads straight out of our ring (at most two pieces: the run may wrap round its end). */
+    private int copyOutOfRingLocked(ByteBuffer dst) {
+        int total = 0;
+        while (ring.unread() > 0 && dst.hasRemaining()) {
+            int from = ring.readOffset();
+            int n = (int) Math.min(Math.min(ring.unread(), dst.remaining()), ringBytes - from);
+            dst.put(dst.position(), ringMem, from, n);
+            dst.position(dst.position() + n);
+            ring.onConsumed(n);
+            total += n;
+        }
+        unreadBytes -= total;
         return total;
     }
 
@@ -603,7 +716,7 @@ public final class SdpConnection {
             if (state == State.FAILED) {
                 return FAILED;
             }
-            int total = 0;
+            int total = ring != null ? copyIntoSendRingLocked(src) : 0;
             if (large != null && (large.hasUnsettled() || (flags & HOLDS_BUFFER) != 0 && src.isDirect()
                 && options.zcopyThreshold() > 0 && src.remaining() >= options.zcopyThreshold())) {
                 if (openBytes > 0) {
@@ -620,7 +733,7 @@ public final class SdpConnection {
                     return state == State.FAILED && total == 0 ? FAILED : total;
                 }
             }
-            while (src.hasRemaining()) {
+            while (ring == null && src.hasRemaining()) {
                 if (openBytes == 0 && slotOpen - slotCompleted == sendCount) {
                     break; // every slot is in use
                 }
@@ -663,6 +776,21 @@ public final class SdpConnection {
         creditStallNs += System.nanoTime() - stallStartNs;
         ConnectionEvents.stallEnds(stallEvent, byClose);
         stallEvent = null;
+    }
+
+    /** Packetized: copies into the send slots taken as one byte ring; runs go out in transmit. */
+    private int copyIntoSendRingLocked(ByteBuffer src) {
+        int total = 0;
+        while (src.hasRemaining() && streamWritten - streamFreed < sendRingBytes) {
+            int at = (int) (streamWritten % sendRingBytes);
+            int room = (int) Math.min(sendRingBytes - (streamWritten - streamFreed), sendRingBytes - at);
+            int n = Math.min(src.remaining(), room);
+            mem.put(sendBase + at, src, src.position(), n);
+            src.position(src.position() + n);
+            streamWritten += n;
+            total += n;
+        }
+        return total;
     }
 
     /**
@@ -781,6 +909,9 @@ public final class SdpConnection {
     }
 
     private void discardUnreadLocked() {
+        if (ring != null) {
+            ring.onConsumed(ring.unread());
+        }
         remoteAtHead = false;
         headAdvertChecked = false;
         if (large != null && !released) {
@@ -816,7 +947,7 @@ public final class SdpConnection {
             switch (state) {
                 case CONNECTING, HANDSHAKE -> failLocked(Failure.ABORTED, "closed while connecting", true, false);
                 case ESTABLISHED -> {
-                    if (options.lingerSeconds() == 0 || unreadHead != unreadTail || remoteAtHead) {
+                    if (options.lingerSeconds() == 0 || hasUnreadLocked()) {
                         failLocked(Failure.ABORTED, options.lingerSeconds() == 0 ? "SO_LINGER 0" : "closed with "
                             + unreadBytes + " unread bytes", true, false);
                     } else if (large != null && large.holdsOutput()) {
@@ -925,18 +1056,18 @@ public final class SdpConnection {
         int ops = 0;
         boolean failed = state == State.FAILED;
         // a closed or shut half is "ready": the call returns its status at once
-        if (failed || appClosed || unreadHead != unreadTail || remoteAtHead || disconnReceived || inputShut
-            || state == State.FINISHED) {
+        if (failed || appClosed || hasUnreadLocked() || disconnReceived || inputShut || state == State.FINISHED) {
             ops |= OP_READ;
         }
-        if (failed || peerGone || appClosed || outputShut || (state == State.ESTABLISHED && (large == null || !large.holdsOutput())
-            && (openBytes > 0 && openBytes < goal || slotOpen - slotCompleted < sendCount))) {
+        if (failed || peerGone || appClosed || outputShut || (state == State.ESTABLISHED && (ring != null
+            ? streamWritten - streamFreed < sendRingBytes
+            : (large == null || !large.holdsOutput()) && (openBytes > 0 && openBytes < goal || slotOpen - slotCompleted < sendCount)))) {
             ops |= OP_WRITE;
         }
         if (state != State.CONNECTING && state != State.HANDSHAKE) {
             ops |= OP_CONNECT;
         }
-        if (failed || (state == State.FINISHED && unreadHead == unreadTail && !remoteAtHead)) {
+        if (failed || (state == State.FINISHED && !hasUnreadLocked())) {
             ops |= OP_ENDED;
         }
         return ops;
@@ -1118,44 +1249,56 @@ public final class SdpConnection {
             lock.lock();
         }
         try {
-            handleEventLocked();
+            handleEventLocked(true);
         } finally {
             unlockAndNotifyOnly();
         }
         if (eventPending) {
-            handlePendingEvent();
+            handlePendingEvent(true);
         }
     }
 
-    private void handleEventLocked() {
+    /**
+     * Handles a completion event.
+     *
+     * @param fromStack whether the stack's progress thread runs it (not an application's call: a
+     *     scheme whose data must not move without the application gets none posted, see
+     *     {@link #dataMayMoveLocked})
+     */
+    private void handleEventLocked(boolean fromStack) {
         if (!eventPending) {
             return; // handled by the holder meanwhile
         }
         eventPending = false;
-        cqArmed = false; // the event used the arm up
-        progressLocked();
-        if (needsArmLocked()) {
-            armLocked();
+        stackContext = fromStack;
+        try {
+            cqArmed = false; // the event used the arm up
+            progressLocked();
+            if (needsArmLocked()) {
+                armLocked();
+            }
+            changed.signalAll();
+        } finally {
+            stackContext = false;
         }
-        changed.signalAll();
     }
 
     /** After an unlock: handles an event left pending while the lock was held, if the lock is free. */
-    private void handlePendingEvent() {
+    private void handlePendingEvent(boolean fromStack) {
         while (eventPending && lock.tryLock()) {
             try {
-                handleEventLocked();
+                handleEventLocked(fromStack);
             } finally {
                 unlockAndNotifyOnly();
             }
         }
     }
 
-    /** {@code lock.unlock()}, then any completion event left pending meanwhile. */
+    /** {@code lock.unlock()}, then any completion event left pending meanwhile (the caller's own call). */
     private void unlock() {
         lock.unlock();
         if (eventPending) {
-            handlePendingEvent();
+            handlePendingEvent(false);
         }
     }
 
@@ -1173,8 +1316,24 @@ public final class SdpConnection {
      * flight need no arming: their slots are reclaimed at the next call.
      */
     private boolean hasPendingOutputLocked() {
-        return slotPosted < slotOpen || openBytes > 0 || (outputShut && !disconnSendDone)
-            || fc.creditUpdateNeeded(posted, lastRecvMseq, recvCount) || large != null && large.hasPendingOutput();
+        return slotPosted < slotOpen || openBytes > 0 || streamPosted < streamWritten || (outputShut && !disconnSendDone)
+            || fc.creditUpdateNeeded(posted, lastRecvMseq, recvCount) || ring != null && ring.ringAckNeeded()
+            || large != null && large.hasPendingOutput();
+    }
+
+    /** Every byte written is posted (or handed to the device): nothing of ours waits in the send buffer. */
+    private boolean allDataPostedLocked() {
+        return slotPosted == slotOpen && openBytes == 0 && streamPosted == streamWritten
+            && (large == null || !large.holdsOutput());
+    }
+
+    /**
+     * Whether held data may be posted now: always from the application's own calls; from a stack
+     * thread only when the scheme moves data without the application, or the application waits on
+     * this connection (a blocked call is a communication call) or closed or shut its output.
+     */
+    private boolean dataMayMoveLocked() {
+        return !stackContext || fc.movesDataWithoutApplication() || waiters > 0 || outputShut || appClosed;
     }
 
     /**
@@ -1256,7 +1415,12 @@ public final class SdpConnection {
         if (!wc.isSuccess()) {
             if (state != State.FAILED && state != State.FINISHED) {
                 String why = "send completion " + wc.status() + " (" + kindName(kind) + ")";
-                if (kind == KIND_KEEPALIVE) {
+                if (kind == KIND_RING_WRITE && wc.status() != WcStatus.WR_FLUSH_ERR) {
+                    // the peer's ring advertisement does not work: its rkey, address or size is bad
+                    violationLocked(Violation.BAD_RKEY, why + " writing into the peer's ring at 0x"
+                        + Long.toHexString(peerRingAddress) + " rkey 0x" + Integer.toHexString(peerRingRkey) + " ("
+                        + (ring == null ? 0 : ring.peerRingBytes()) + " bytes)");
+                } else if (kind == KIND_KEEPALIVE) {
                     failLocked(Failure.KEEPALIVE_TIMEOUT, why, false, true);
                 } else if (!peerGoneIfEverythingReadLocked(why)) {
                     failLocked(Failure.DEVICE_ERROR, why, false, true);
@@ -1266,6 +1430,13 @@ public final class SdpConnection {
         }
         if (kind == KIND_DATA) {
             slotCompleted++;
+            if (slotOnDevice[index]) {
+                slotOnDevice[index] = false;
+                deviceOutstanding--; // the "interrupt" of seed 001 §4.3.2: transmit moves the coalesced rest
+            }
+        } else if (kind == KIND_NOTE) {
+            noteCompleted++;
+            streamFreed = noteEnd[index]; // its writes completed before it: their send bytes are free
         } else if (kind == KIND_CTRL) {
             ctrlCompleted++;
             if (index == MessageId.DISCONN) {
@@ -1283,6 +1454,12 @@ public final class SdpConnection {
         }
         if (kind == KIND_CTRL) {
             return "control";
+        }
+        if (kind == KIND_RING_WRITE) {
+            return "ring write";
+        }
+        if (kind == KIND_NOTE) {
+            return "RingData";
         }
         if (kind == KIND_ZCOPY) {
             return "RDMA READ";
@@ -1328,7 +1505,8 @@ public final class SdpConnection {
             violationLocked(Violation.SECOND_HELLO, MessageId.name(mid) + " with mseq " + mseq + " after the handshake");
             return;
         }
-        if (!MessageId.isDefined(mid)) {
+        boolean ringMessage = ring != null && (mid == MessageId.RING_DATA || mid == MessageId.RING_ACK);
+        if (!MessageId.isDefined(mid) && !ringMessage) {
             violationLocked(Violation.UNKNOWN_MID, "mid " + MessageId.name(mid) + " mseq " + mseq);
             return;
         }
@@ -1349,9 +1527,26 @@ public final class SdpConnection {
         lastPeerBufs = bufs;
         lastPeerAck = ack;
         switch (mid) {
+            case MessageId.RING_DATA -> onRingDataLocked(buf, off, len, mseq);
+            case MessageId.RING_ACK -> {
+                if (len != RingMessages.RING_ACK_LENGTH) {
+                    violationLocked(Violation.LENGTH_MISMATCH, "RingAck of " + len + " bytes");
+                    return;
+                }
+                Violation rv = ring.onRingAck(mem.getInt(off + RingMessages.RING_ACK_CONSUMED_OFFSET));
+                if (rv != null) {
+                    violationLocked(rv, "RingAck mseq " + mseq + " consumed " + Integer.toUnsignedString(mem.getInt(off
+                        + RingMessages.RING_ACK_CONSUMED_OFFSET)) + " (" + ring.describe() + ")");
+                    return;
+                }
+                postReceiveLocked(buf);
+            }
             case MessageId.DATA -> {
                 if (payload == 0) {
                     postReceiveLocked(buf);
+                } else if (ring != null) {
+                    violationLocked(Violation.UNSUPPORTED_MID, "Data with " + payload + " payload bytes on a packetized "
+                        + "connection (data goes into the ring)");
                 } else if (disconnReceived) {
                     violationLocked(Violation.DATA_AFTER_DISCONN, payload + " bytes of Data after DisConn");
                 } else if (appClosed) {
@@ -1406,6 +1601,41 @@ public final class SdpConnection {
                 failLocked(Failure.RESET_BY_PEER, "AbortConn from the peer", false, true);
             }
             default -> violationLocked(Violation.UNSUPPORTED_MID, MessageId.name(mid) + " mseq " + mseq);
+        }
+    }
+
+    /** Packetized: the peer wrote a run into our ring; the notification's buffer goes back at once. */
+    private void onRingDataLocked(int buf, int off, int len, int mseq) {
+        if (len != RingMessages.RING_DATA_LENGTH) {
+            violationLocked(Violation.LENGTH_MISMATCH, "RingData of " + len + " bytes");
+            return;
+        }
+        long at = mem.getInt(off + RingMessages.RING_DATA_OFFSET_OFFSET) & 0xFFFF_FFFFL;
+        long n = mem.getInt(off + RingMessages.RING_DATA_LENGTH_OFFSET) & 0xFFFF_FFFFL;
+        int consumedWire = mem.getInt(off + RingMessages.RING_DATA_CONSUMED_OFFSET);
+        Violation v = ring.onRingAck(consumedWire);
+        if (v != null) {
+            violationLocked(v, "RingData mseq " + mseq + " consumed " + Integer.toUnsignedString(consumedWire) + " ("
+                + ring.describe() + ")");
+            return;
+        }
+        if (disconnReceived) {
+            violationLocked(Violation.DATA_AFTER_DISCONN, n + " ring bytes after DisConn");
+            return;
+        }
+        v = ring.onRingData(at, n);
+        if (v != null) {
+            violationLocked(v, "RingData mseq " + mseq + " offset " + at + " length " + n + " (" + ring.describe() + ")");
+            return;
+        }
+        postReceiveLocked(buf);
+        bytesReceived += n;
+        if (appClosed) {
+            failLocked(Failure.ABORTED, n + " bytes arrived after close", true, false);
+        } else if (inputShut) {
+            ring.onConsumed(n);
+        } else {
+            unreadBytes += n;
         }
     }
 
@@ -1478,13 +1708,26 @@ public final class SdpConnection {
                     + ack.maxAdverts() + " actrcvsz " + ack.actualRcvSize() + " bufs " + bufs);
                 return;
             }
+            FlowControlScheme chosen = FlowControlScheme.fromCapabilities(ack.capabilities());
+            // packetized data travels in the ring; zero copy's inline bytes would come by buffers: not both
+            if (chosen == null || chosen != FlowControlScheme.CREDIT && chosen != wish) {
+                violationLocked(Violation.BAD_CAPABILITIES, "HelloAck capabilities 0x" + Integer.toHexString(ack.capabilities())
+                    + " answer a Hello asking for " + wish.configName() + " (0x" + Integer.toHexString(wish.capabilityBit()) + ")");
+                return;
+            }
+            if (chosen == FlowControlScheme.PACKETIZED && !PacketizedFlowControl.validRingBytes(ack.ringBytes())) {
+                violationLocked(Violation.BAD_RING, "HelloAck advertises a ring of " + ack.ringBytes() + " bytes");
+                return;
+            }
             lastRecvMseq = 0;
-            negotiated = ack.capabilities() & offeredCapabilities();
+            negotiated = chosen == FlowControlScheme.PACKETIZED ? 0 : ack.capabilities() & offeredCapabilities();
             peerMaxAdverts = ack.maxAdverts();
             peerBufferBytes = (int) ack.actualRcvSize();
             peerCapacity = bufs;
             lastPeerBufs = bufs;
             lastPeerAck = 0;
+            useSchemeLocked(chosen, ack.ringAddress(), ack.ringRkey(), (int) ack.ringBytes());
+            fc.onSend(0, helloBufs, -1); // the Hello, counted by the credits that preceded the strategy
             fc.onHandshake(true, bufs);
             postReceiveLocked(buf);
             establishedLocked();
@@ -1499,6 +1742,17 @@ public final class SdpConnection {
                     + hello.maxAdverts() + " localrcvsz " + hello.localRcvSize() + " bufs " + bufs);
                 return;
             }
+            FlowControlScheme offered = FlowControlScheme.fromCapabilities(hello.capabilities());
+            if (offered == null) {
+                violationLocked(Violation.BAD_CAPABILITIES, "Hello capabilities 0x" + Integer.toHexString(hello.capabilities())
+                    + " (known: 0x" + Integer.toHexString(FlowControlScheme.KNOWN_BITS) + ", one at most)");
+                return;
+            }
+            FlowControlScheme chosen = FlowControlScheme.negotiate(offered, wish);
+            if (chosen == FlowControlScheme.PACKETIZED && !PacketizedFlowControl.validRingBytes(hello.ringBytes())) {
+                violationLocked(Violation.BAD_RING, "Hello advertises a ring of " + hello.ringBytes() + " bytes");
+                return;
+            }
             if (state == State.CONNECTING) {
                 transition(State.HANDSHAKE); // the Hello can overtake our ESTABLISHED event
             }
@@ -1506,13 +1760,17 @@ public final class SdpConnection {
             peerBufferBytes = (int) hello.localRcvSize();
             peerCapacity = bufs;
             lastPeerBufs = bufs;
+            useSchemeLocked(chosen, hello.ringAddress(), hello.ringRkey(), (int) hello.ringBytes());
             fc.onHandshake(false, bufs);
             postReceiveLocked(buf);
             int ctrl = ctrlSlotOffset();
-            negotiated = hello.capabilities() & offeredCapabilities();
+            negotiated = chosen == FlowControlScheme.PACKETIZED ? 0 : hello.capabilities() & offeredCapabilities();
             peerMaxAdverts = hello.maxAdverts();
-            new HelloAck().wrap(bsdh.buffer(), ctrl).put(ownMaxAdverts(), bufferBytes, hello.ipVersion() == 6 ? 6 : 4,
-                negotiated);
+            HelloAck helloAck = new HelloAck().wrap(bsdh.buffer(), ctrl).put(ownMaxAdverts(), bufferBytes,
+                hello.ipVersion() == 6 ? 6 : 4, negotiated | chosen.capabilityBit());
+            if (chosen == FlowControlScheme.PACKETIZED) {
+                helloAck.putRing(ringMr.address(), ringMr.rkey(), ringBytes);
+            }
             postControlLocked(MessageId.HELLO_ACK, HelloAck.LENGTH, 0);
             if (state == State.HANDSHAKE) {
                 establishedLocked();
@@ -1527,6 +1785,21 @@ public final class SdpConnection {
         } else {
             violationLocked(Violation.DATA_BEFORE_HELLO, MessageId.name(mid) + " mseq " + mseq + " before "
                 + (active ? "HelloAck" : "Hello"));
+        }
+    }
+
+    /** Installs the negotiated scheme's strategy (before its {@code onHandshake}). */
+    private void useSchemeLocked(FlowControlScheme scheme, long ringAddress, int ringRkey, int peerRingBytes) {
+        fc = scheme.create(options.deviceMessages());
+        schemeChosen = true;
+        if (scheme == FlowControlScheme.PACKETIZED) {
+            ring = (PacketizedFlowControl) fc;
+            ring.onRings(ringBytes, peerRingBytes);
+            peerRingAddress = ringAddress;
+            peerRingRkey = ringRkey;
+        }
+        if (TRACE.on(TraceLevel.RARE)) {
+            TRACE.record(TraceLevel.RARE, "conn.flowControl", connectionId, scheme.ordinal(), wish.ordinal());
         }
     }
 
@@ -1556,17 +1829,8 @@ public final class SdpConnection {
         if (stalled && fc.canSend(FlowControl.DATA, posted, lastRecvMseq)) {
             stallEndsLocked(false); // credits came back
         }
-        while (slotPosted < slotOpen && fc.canSend(FlowControl.DATA, posted, lastRecvMseq)) {
-            if (!postDataLocked()) {
-                return;
-            }
-        }
-        if (openBytes > 0 && slotPosted == slotOpen && fc.canSend(FlowControl.DATA, posted, lastRecvMseq)
-            && (noDelay || slotCompleted == slotPosted || outputShut)) {
-            closeOpenSlotLocked();
-            if (!postDataLocked()) {
-                return;
-            }
+        if (!(ring != null ? transmitRingLocked() : transmitSlotsLocked())) {
+            return;
         }
         if (large != null) {
             large.transmit();
@@ -1574,20 +1838,136 @@ public final class SdpConnection {
                 return;
             }
         }
-        if (outputShut && !disconnSent && slotPosted == slotOpen && openBytes == 0 && (large == null || !large.holdsOutput())
-            && fc.canSend(FlowControl.DATA, posted, lastRecvMseq)
+        if (outputShut && !disconnSent && allDataPostedLocked() && mayPostControlLocked(FlowControl.DATA)
             && ctrlPosted - ctrlCompleted < CTRL_SLOTS) {
             disconnSent = true;
             traceRare("conn.disconnSent");
             postControlLocked(MessageId.DISCONN, Bsdh.LENGTH, lastRecvMseq);
         }
+        if (state == State.ESTABLISHED && ring != null && ring.ringAckNeeded() && fc.canSend(FlowControl.DATA, posted, lastRecvMseq)
+            && ctrlPosted - ctrlCompleted < CTRL_SLOTS) {
+            mem.putInt(ctrlSlotOffset() + RingMessages.RING_ACK_CONSUMED_OFFSET, ring.takeConsumedForWire());
+            postControlLocked(MessageId.RING_ACK, RingMessages.RING_ACK_LENGTH, lastRecvMseq);
+        }
         if (state == State.ESTABLISHED && fc.creditUpdateNeeded(posted, lastRecvMseq, recvCount)
-            && fc.canSend(FlowControl.CREDIT_UPDATE, posted, lastRecvMseq) && ctrlPosted - ctrlCompleted < CTRL_SLOTS) {
+            && mayPostControlLocked(FlowControl.CREDIT_UPDATE) && ctrlPosted - ctrlCompleted < CTRL_SLOTS) {
             postControlLocked(MessageId.DATA, Bsdh.LENGTH, lastRecvMseq);
         }
     }
 
-    private boolean postDataLocked() {
+    /**
+     * Whether a control message (DisConn, credit update) may be posted: with a credit for it, or — when
+     * the device holds messages until the peer has a buffer (NIC-assisted) — always: both sides can
+     * have sent beyond their credits, and a credit update or DisConn waiting for credits only the
+     * other side's update could give would wait for ever.
+     */
+    private boolean mayPostControlLocked(int kind) {
+        return fc.canSend(kind, posted, lastRecvMseq) || fc.deviceMessages() > 0;
+    }
+
+    /**
+     * Credit-based and NIC-assisted: posts closed slots while the peer has credits — NIC-assisted also up
+     * to {@link FlowControl#deviceMessages()} beyond them, which the device holds until the peer posts
+     * a buffer — and the open slot by Nagle's rule.
+     *
+     * @return false when a post failed (the connection failed)
+     */
+    private boolean transmitSlotsLocked() {
+        int deviceLimit = fc.deviceMessages();
+        while (slotPosted < slotOpen) {
+            boolean credit = fc.canSend(FlowControl.DATA, posted, lastRecvMseq);
+            if (!credit && (deviceOutstanding >= deviceLimit || !dataMayMoveLocked())) {
+                return true;
+            }
+            if (!postDataLocked(!credit)) {
+                return false;
+            }
+        }
+        if (openBytes > 0 && (noDelay || slotCompleted == slotPosted || outputShut || !fc.holdsPartialMessages())) {
+            boolean credit = fc.canSend(FlowControl.DATA, posted, lastRecvMseq);
+            // Beyond the credits a partial message goes to the device only when the device holds none of
+            // ours: later writes coalesce into W-sized messages (the software-handled part) until the
+            // device signals, instead of spending one of the peer's buffers on each small write.
+            if (credit || deviceOutstanding == 0 && deviceLimit > 0 && dataMayMoveLocked()) {
+                closeOpenSlotLocked();
+                return postDataLocked(!credit);
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Packetized: RDMA-writes what waits in the send ring into the peer's ring, as far as its free bytes
+     * go, each run followed by a RingData; no Nagle hold (seed 001 §4.1.3: sent while there is room,
+     * coalesced only when there is none).
+     *
+     * @return false when a post failed (the connection failed)
+     */
+    private boolean transmitRingLocked() {
+        while (streamPosted < streamWritten && dataMayMoveLocked()) {
+            int space = ring.ringSpace();
+            if (space <= 0 || notePosted - noteCompleted >= sendCount || !fc.canSend(FlowControl.DATA, posted, lastRecvMseq)) {
+                return true;
+            }
+            if (!postRingDataLocked((int) Math.min(streamWritten - streamPosted, space))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private boolean postRingDataLocked(int n) {
+        int start = ring.ringTailOffset();
+        int peerRing = ring.peerRingBytes();
+        long pos = streamPosted;
+        int remote = start;
+        for (int left = n; left > 0;) {
+            int local = (int) (pos % sendRingBytes);
+            int piece = Math.min(left, Math.min(sendRingBytes - local, peerRing - remote));
+            swr.clear().wrId(KIND_RING_WRITE).opcode(Opcode.RDMA_WRITE).flags(0)
+                .sge(0, mrAddress + sendBase + local, piece, lkey).remote(peerRingAddress + remote, peerRingRkey);
+            int rc = qp.postSend(swr);
+            if (rc != Errno.OK) {
+                failLocked(Failure.DEVICE_ERROR, "post of a ring write failed (errno " + rc + ")", false, true);
+                return false;
+            }
+            pos += piece;
+            left -= piece;
+            remote = remote + piece == peerRing ? 0 : remote + piece;
+        }
+        ring.onRingWrite(n);
+        streamPosted += n;
+        int note = (int) (notePosted % sendCount);
+        int off = noteBase + note * NOTE_SLOT_BYTES;
+        mem.putInt(off + RingMessages.RING_DATA_OFFSET_OFFSET, start);
+        mem.putInt(off + RingMessages.RING_DATA_LENGTH_OFFSET, n);
+        mem.putInt(off + RingMessages.RING_DATA_CONSUMED_OFFSET, ring.takeConsumedForWire());
+        int mseq = nextMseq++;
+        lastDataMseq = mseq;
+        int bufs = Math.min(posted, Bsdh.MAX_BUFS);
+        bsdh.at(off).put(MessageId.RING_DATA, 0, bufs, RingMessages.RING_DATA_LENGTH, mseq, lastRecvMseq);
+        fc.onSend(mseq, bufs, lastRecvMseq);
+        swr.clear().wrId(KIND_NOTE | note).opcode(Opcode.SEND)
+            .flags(SendFlags.SIGNALED | (RingMessages.RING_DATA_LENGTH <= maxInline ? SendFlags.INLINE : 0))
+            .sge(0, mrAddress + off, RingMessages.RING_DATA_LENGTH, lkey);
+        int rc = qp.postSend(swr);
+        if (rc != Errno.OK) {
+            failLocked(Failure.DEVICE_ERROR, "post of RingData mseq " + mseq + " failed (errno " + rc + ")", false, true);
+            return false;
+        }
+        noteEnd[note] = streamPosted;
+        notePosted++;
+        bytesSent += n;
+        messagesSent++;
+        return true;
+    }
+
+    /**
+     * Posts the next closed slot as one Data message.
+     *
+     * @param onDevice NIC-assisted: beyond the peer's credits, held by the device until the peer has a buffer
+     */
+    private boolean postDataLocked(boolean onDevice) {
         int slot = (int) (slotPosted % sendCount);
         int off = sendBase + slot * bufferBytes;
         int payload = slotLen[slot];
@@ -1605,6 +1985,10 @@ public final class SdpConnection {
             return false;
         }
         slotPosted++;
+        if (onDevice) {
+            slotOnDevice[slot] = true;
+            deviceOutstanding++;
+        }
         bytesSent += payload;
         messagesSent++;
         return true;
@@ -1772,6 +2156,9 @@ public final class SdpConnection {
         int bufs = Math.min(posted, Bsdh.MAX_BUFS);
         bsdh.at(off).put(mid, 0, bufs, len, mseq, Math.max(mseqAck, 0));
         fc.onSend(mseq, bufs, mseqAck);
+        if (mid == MessageId.HELLO) {
+            helloBufs = bufs;
+        }
         swr.clear().wrId(KIND_CTRL | mid).opcode(Opcode.SEND)
             .flags(SendFlags.SIGNALED | (len <= maxInline ? SendFlags.INLINE : 0)).sge(0, mrAddress + off, len, lkey);
         int rc = qp.postSend(swr);
@@ -1808,6 +2195,7 @@ public final class SdpConnection {
 
     private void onKeepAliveTimer() {
         lock.lock();
+        stackContext = true;
         try {
             if (state != State.ESTABLISHED || released) {
                 return;
@@ -1827,6 +2215,7 @@ public final class SdpConnection {
                 scheduleKeepAliveLocked();
             }
         } finally {
+            stackContext = false;
             unlockAndNotify();
         }
     }
@@ -1871,8 +2260,8 @@ public final class SdpConnection {
      * @return true when the connection was ended this way; false when it must fail as a reset
      */
     private boolean peerGoneIfEverythingReadLocked(String why) {
-        boolean readEverything = state == State.ESTABLISHED && slotPosted == slotOpen && openBytes == 0
-            && (large == null || !large.holdsOutput() && large.remoteBytes() == 0)
+        boolean readEverything = state == State.ESTABLISHED && allDataPostedLocked() && (ring == null || ring.peerConsumedAll())
+            && (large == null || large.remoteBytes() == 0)
             && (lastDataMseq < 0 || lastPeerAck - lastDataMseq >= 0) && lastPeerBufs >= peerCapacity && peerCapacity > 0;
         if (!readEverything) {
             return false;
@@ -1892,7 +2281,7 @@ public final class SdpConnection {
         if (released) {
             return;
         }
-        boolean done = state == State.FAILED || state == State.FINISHED && (appClosed || unreadHead == unreadTail && !remoteAtHead);
+        boolean done = state == State.FAILED || state == State.FINISHED && (appClosed || !hasUnreadLocked());
         if (!done) {
             return;
         }
@@ -1926,6 +2315,10 @@ public final class SdpConnection {
         }
         mr.close();
         memory.close();
+        if (ringMr != null) {
+            ringMr.close();
+            ringMemory.close();
+        }
         closeCqLocked(0);
         changed.signalAll();
         traceRare("conn.released");
@@ -2028,17 +2421,42 @@ public final class SdpConnection {
         if (ffdc) {
             Ffdc.capture("sdp", ffdcKind, "connection " + connectionId + " " + f + ": " + detail, snapshotLocked());
         }
+        boolean abortPosted = false;
         if (tellPeer && qp != null && (from == State.ESTABLISHED || from == State.HANDSHAKE)
-            && ctrlPosted - ctrlCompleted < CTRL_SLOTS && fc.credits() >= 1) {
+            && ctrlPosted - ctrlCompleted < CTRL_SLOTS && (fc.credits() >= 1 || fc.deviceMessages() > 0)) {
             // best effort: an AbortConn the disconnect flushes still leaves the peer a DISCONNECTED
+            long before = ctrlPosted;
             postControlLocked(MessageId.ABORT_CONN, Bsdh.LENGTH, Math.max(lastRecvMseq, 0));
+            abortPosted = ctrlPosted != before && !released;
         }
         transition(State.FAILED);
         TRACE.message(TraceLevel.RARE, "conn.failed", "connection " + connectionId + " failed: " + f + ": " + detail);
         discardUnreadLocked();
+        if (abortPosted) {
+            awaitControlSentLocked();
+        }
         releaseLocked();
         if (owner != null) {
             pendingOwnerNotice = true;
+        }
+    }
+
+    /**
+     * Gives the AbortConn just posted a moment (at most {@link #ABORT_SEND_NS}) to reach the peer before
+     * the disconnect destroys our queue pair: a peer that saw only the DISCONNECTED, having read
+     * everything of ours, would end with EOF (a vanished peer, as TCP after a FIN) instead of the reset
+     * an abortive close owes it. Completions taken meanwhile only count (the connection is FAILED).
+     */
+    private void awaitControlSentLocked() {
+        long deadline = System.nanoTime() + ABORT_SEND_NS;
+        for (int spins = 0; ctrlCompleted < ctrlPosted && !released && System.nanoTime() - deadline < 0; spins++) {
+            if (drainLocked() == 0) {
+                if (spins < 100) {
+                    Thread.onSpinWait();
+                } else {
+                    LockSupport.parkNanos(20_000); // the peer's side may need this CPU to take the message
+                }
+            }
         }
     }
 
@@ -2060,7 +2478,7 @@ public final class SdpConnection {
     private void unlockAndNotify() {
         unlockAndNotifyOnly();
         if (eventPending) {
-            handlePendingEvent();
+            handlePendingEvent(false);
         }
     }
 
@@ -2185,12 +2603,27 @@ public final class SdpConnection {
     }
 
     /**
-     * The flow-control scheme in use.
+     * The flow-control scheme in use: the negotiated one once the handshake is done, before that the one
+     * this side asks for.
      *
      * @return e.g. {@code "credit"}
      */
     public String flowControl() {
-        return fc.name();
+        return flowControlScheme().configName();
+    }
+
+    /**
+     * The flow-control scheme in use (see {@link #flowControl()}).
+     *
+     * @return the negotiated scheme, or the wished one before the handshake
+     */
+    public FlowControlScheme flowControlScheme() {
+        lock.lock();
+        try {
+            return schemeChosen ? fc.scheme() : wish;
+        } finally {
+            lock.unlock();
+        }
     }
 
     /**
@@ -2284,13 +2717,17 @@ public final class SdpConnection {
             .append("flags appClosed=").append(appClosed).append(" inputShut=").append(inputShut)
             .append(" outputShut=").append(outputShut).append(" disconnSent=").append(disconnSent)
             .append(" disconnSendDone=").append(disconnSendDone).append(" disconnReceived=").append(disconnReceived).append('\n')
-            .append("flow ").append(fc.describe()).append('\n')
+            .append("flow scheme=").append(schemeChosen ? fc.name() : "(asking for " + wish.configName() + ")").append(' ')
+            .append(fc.describe()).append(" deviceOutstanding=").append(deviceOutstanding).append('\n')
             .append("mseq next=").append(nextMseq).append(" lastReceived=").append(lastRecvMseq).append('\n')
             .append("receive buffers=").append(recvCount).append('x').append(bufferBytes).append(" posted=").append(posted)
             .append(" unreadMessages=").append(unreadTail - unreadHead).append(" unreadBytes=").append(unreadBytes).append('\n')
             .append("send slots=").append(sendCount).append(" goal=").append(goal).append(" posted=").append(slotPosted)
             .append(" completed=").append(slotCompleted).append(" open=").append(slotOpen).append('+').append(openBytes)
             .append(" control posted=").append(ctrlPosted).append(" completed=").append(ctrlCompleted).append('\n')
+            .append(ring == null ? "" : "ring stream written=" + streamWritten + " posted=" + streamPosted + " freed="
+                + streamFreed + " notes posted=" + notePosted + " completed=" + noteCompleted + " peerRing=0x"
+                + Long.toHexString(peerRingAddress) + "/0x" + Integer.toHexString(peerRingRkey) + '\n')
             .append(large == null ? "" : large.describe() + "\n")
             .append("queue pair ").append(qp == null ? "none" : qp.qpNumber() + " " + (released ? "destroyed" : qp.state()))
             .append('\n')

@@ -1,5 +1,6 @@
 package io.jsdp.flow.engine;
 
+import io.jsdp.flow.FlowControlScheme;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -58,6 +59,16 @@ public final class SdpOptions {
     public static final long KEEPALIVE_TIME_MS_DEFAULT = TimeUnit.HOURS.toMillis(2);
 
     /**
+     * System property: the flow-control scheme a connection asks for ({@code credit}, {@code packetized}
+     * or {@code nic}); the connection uses it when the peer asks for the same, else credit-based.
+     */
+    public static final String FLOW_CONTROL_PROP = "jsdp.flowControl";
+    /** Default of {@link #FLOW_CONTROL_PROP} ({@code docs/configuration.md} says why). */
+    public static final FlowControlScheme FLOW_CONTROL_DEFAULT = FlowControlScheme.CREDIT;
+
+    static final FlowControlScheme SYSTEM_FLOW_CONTROL = schemeProp(FLOW_CONTROL_PROP, FLOW_CONTROL_DEFAULT);
+
+    /**
      * Property: the smallest direct buffer a blocking write sends by zero copy (SrcAvail / RDMA READ,
      * {@code docs/protocol.md} section 9) when the stack has zero copy and the peer negotiated it; 0
      * turns zero copy off.
@@ -92,10 +103,23 @@ public final class SdpOptions {
     private boolean keepAlive;
     private boolean noDelay;
     private int lingerSeconds = -1;
+    private FlowControlScheme flowControl = SYSTEM_FLOW_CONTROL;
     private int zcopyThreshold = SYSTEM_ZCOPY_THRESHOLD;
 
     /** Creates options with the configured defaults. */
     public SdpOptions() {
+    }
+
+    private static FlowControlScheme schemeProp(String name, FlowControlScheme def) {
+        String v = System.getProperty(name);
+        if (v == null || v.isBlank()) {
+            return def;
+        }
+        try {
+            return FlowControlScheme.fromName(v);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(name + ": " + e.getMessage(), e);
+        }
     }
 
     private static int zcopyThresholdProp() {
@@ -152,6 +176,7 @@ public final class SdpOptions {
         c.keepAlive = keepAlive;
         c.noDelay = noDelay;
         c.lingerSeconds = lingerSeconds;
+        c.flowControl = flowControl;
         c.zcopyThreshold = zcopyThreshold;
         return c;
     }
@@ -427,10 +452,43 @@ public final class SdpOptions {
         return lingerSeconds;
     }
 
+    /**
+     * Sets the flow-control scheme this side asks for.
+     *
+     * @param scheme the scheme; the connection uses it when the peer asks for the same
+     * @return this
+     */
+    public SdpOptions flowControl(FlowControlScheme scheme) {
+        if (scheme == null) {
+            throw new IllegalArgumentException("flowControl must not be null");
+        }
+        this.flowControl = scheme;
+        return this;
+    }
+
+    /**
+     * The flow-control scheme this side asks for.
+     *
+     * @return the scheme
+     */
+    public FlowControlScheme flowControl() {
+        return flowControl;
+    }
+
+    /**
+     * NIC-assisted flow control's device-handled part: data messages posted beyond the peer's credits,
+     * half the send slots (seed 001 §4.3.2 splits the socket buffer in two parts).
+     *
+     * @return at least 1
+     */
+    public int deviceMessages() {
+        return Math.max(1, sendBuffers / 2);
+    }
+
     @Override
     public String toString() {
         return "SdpOptions{bufferBytes=" + bufferBytes + ", receiveBuffers=" + receiveBuffers + ", sendBuffers="
             + sendBuffers + ", spinNs=" + spinNs + ", noDelay=" + noDelay + ", keepAlive=" + keepAlive + ", linger="
-            + lingerSeconds + ", zcopyThreshold=" + zcopyThreshold + '}';
+            + lingerSeconds + ", flowControl=" + flowControl.configName() + ", zcopyThreshold=" + zcopyThreshold + '}';
     }
 }

@@ -32,15 +32,23 @@ import java.util.Arrays;
  *  +---------------------------------------------------------------+
  *  |          capabilities (jsdp; in the spec's rsvd3)             | 64
  *  +---------------------------------------------------------------+
- *  |                      rsvd3 (24 bytes)                         | 68
+ *  |         ring address (jsdp, packetized; 8 bytes)              | 68
+ *  +---------------------------------------------------------------+
+ *  |                   ring rkey (jsdp)                            | 76
+ *  +---------------------------------------------------------------+
+ *  |                   ring bytes (jsdp)                           | 80
+ *  +---------------------------------------------------------------+
+ *  |                      rsvd3 (8 bytes)                          | 84
  *  +---------------------------------------------------------------+
  * </pre>
  *
  * Big-endian. {@code majv_minv}: major version in bits 7–4; {@code ipv_cap}: IP version in bits 7–4
  * (4 or 6). {@code localrcvsz}: the size of each of the sender's receive buffers, BSDH included — the
  * largest message the peer may send. IPv4 addresses take the last 4 bytes of their 16.
- * {@code capabilities}: bits for extensions later issues negotiate (none yet; a peer that does not
- * know them sends 0 and gets the specification's behaviour).
+ * {@code capabilities}: the flow-control scheme the active side asks for
+ * ({@link io.jsdp.flow.FlowControlScheme}: 0 credit-based, 1 packetized, 2 NIC-assisted; a peer that
+ * does not know them sends 0 and gets the specification's behaviour). The ring fields advertise the
+ * active side's receive ring when it asks for packetized flow control, else 0.
  */
 public final class Hello {
     /** Bytes of the whole message. */
@@ -63,6 +71,12 @@ public final class Hello {
     public static final int SRC_ADDR_OFFSET = 32;
     /** Offset of {@code dst_addr}. */
     public static final int DST_ADDR_OFFSET = 48;
+    /** Offset of jsdp's ring address (packetized flow control; 0 otherwise). */
+    public static final int RING_ADDRESS_OFFSET = 68;
+    /** Offset of jsdp's ring rkey. */
+    public static final int RING_RKEY_OFFSET = 76;
+    /** Offset of jsdp's ring size in bytes. */
+    public static final int RING_BYTES_OFFSET = 80;
     /** Offset of jsdp's capability bits. */
     public static final int CAPABILITIES_OFFSET = 64;
 
@@ -198,5 +212,47 @@ public final class Hello {
      */
     public int capabilities() {
         return buffer.getInt(offset + CAPABILITIES_OFFSET);
+    }
+
+    /**
+     * Writes the ring advertisement of packetized flow control (after {@code put}).
+     *
+     * @param address the ring's address as the peer names it in an RDMA WRITE
+     * @param rkey its remote key
+     * @param bytes its size
+     * @return this
+     */
+    public Hello putRing(long address, int rkey, int bytes) {
+        buffer.putLong(offset + RING_ADDRESS_OFFSET, address);
+        buffer.putInt(offset + RING_RKEY_OFFSET, rkey);
+        buffer.putInt(offset + RING_BYTES_OFFSET, bytes);
+        return this;
+    }
+
+    /**
+     * The advertised ring's address.
+     *
+     * @return the address
+     */
+    public long ringAddress() {
+        return buffer.getLong(offset + RING_ADDRESS_OFFSET);
+    }
+
+    /**
+     * The advertised ring's remote key.
+     *
+     * @return the rkey
+     */
+    public int ringRkey() {
+        return buffer.getInt(offset + RING_RKEY_OFFSET);
+    }
+
+    /**
+     * The advertised ring's size.
+     *
+     * @return bytes (unsigned)
+     */
+    public long ringBytes() {
+        return buffer.getInt(offset + RING_BYTES_OFFSET) & 0xFFFF_FFFFL;
     }
 }

@@ -18,12 +18,20 @@ import java.nio.ByteOrder;
  *  +---------------------------------------------------------------+
  *  |          capabilities (jsdp; in the spec's reserved)          | 24
  *  +---------------------------------------------------------------+
- *  |                    reserved (168 bytes)                       | 28
+ *  |         ring address (jsdp, packetized; 8 bytes)              | 28
+ *  +---------------------------------------------------------------+
+ *  |                   ring rkey (jsdp)                            | 36
+ *  +---------------------------------------------------------------+
+ *  |                   ring bytes (jsdp)                           | 40
+ *  +---------------------------------------------------------------+
+ *  |                    reserved (152 bytes)                       | 44
  *  +---------------------------------------------------------------+
  * </pre>
  *
  * Big-endian. {@code actrcvsz}: the size of each of the passive side's receive buffers, BSDH
- * included. {@code capabilities}: the extensions both sides will use (a subset of the Hello's).
+ * included. {@code capabilities}: the scheme both sides use — the Hello's bit when the passive side asks for the
+ * same scheme, else 0 (credit-based). The ring fields advertise the passive side's ring when the
+ * answer is packetized, else 0.
  */
 public final class HelloAck {
     /** Bytes of the whole message. */
@@ -36,6 +44,12 @@ public final class HelloAck {
     public static final int MAX_ADVERTS_OFFSET = 19;
     /** Offset of {@code actrcvsz}. */
     public static final int ACTUAL_RCVSZ_OFFSET = 20;
+    /** Offset of jsdp's ring address (packetized flow control; 0 otherwise). */
+    public static final int RING_ADDRESS_OFFSET = 28;
+    /** Offset of jsdp's ring rkey. */
+    public static final int RING_RKEY_OFFSET = 36;
+    /** Offset of jsdp's ring size in bytes. */
+    public static final int RING_BYTES_OFFSET = 40;
     /** Offset of jsdp's capability bits. */
     public static final int CAPABILITIES_OFFSET = 24;
 
@@ -110,5 +124,47 @@ public final class HelloAck {
      */
     public int capabilities() {
         return buffer.getInt(offset + CAPABILITIES_OFFSET);
+    }
+
+    /**
+     * Writes the ring advertisement of packetized flow control (after {@code put}).
+     *
+     * @param address the ring's address as the peer names it in an RDMA WRITE
+     * @param rkey its remote key
+     * @param bytes its size
+     * @return this
+     */
+    public HelloAck putRing(long address, int rkey, int bytes) {
+        buffer.putLong(offset + RING_ADDRESS_OFFSET, address);
+        buffer.putInt(offset + RING_RKEY_OFFSET, rkey);
+        buffer.putInt(offset + RING_BYTES_OFFSET, bytes);
+        return this;
+    }
+
+    /**
+     * The advertised ring's address.
+     *
+     * @return the address
+     */
+    public long ringAddress() {
+        return buffer.getLong(offset + RING_ADDRESS_OFFSET);
+    }
+
+    /**
+     * The advertised ring's remote key.
+     *
+     * @return the rkey
+     */
+    public int ringRkey() {
+        return buffer.getInt(offset + RING_RKEY_OFFSET);
+    }
+
+    /**
+     * The advertised ring's size.
+     *
+     * @return bytes (unsigned)
+     */
+    public long ringBytes() {
+        return buffer.getInt(offset + RING_BYTES_OFFSET) & 0xFFFF_FFFFL;
     }
 }

@@ -42,6 +42,14 @@ public final class MessageId {
     /** Data: ULP bytes after the BSDH; with no bytes it is a pure credit update. */
     public static final int DATA = 0xFF;
 
+    /**
+     * jsdp extension: the sender RDMA-wrote bytes into the receiver's ring (packetized flow control
+     * only; an id the specification leaves unassigned). Layout: {@link RingMessages}.
+     */
+    public static final int RING_DATA = 0x80;
+    /** jsdp extension: the receiver consumed bytes of its ring (packetized flow control only). */
+    public static final int RING_ACK = 0x81;
+
     private MessageId() {
     }
 
@@ -81,6 +89,8 @@ public final class MessageId {
             case SINK_AVAIL -> "SinkAvail";
             case SRC_AVAIL -> "SrcAvail";
             case DATA -> "Data";
+            case RING_DATA -> "RingData";
+            case RING_ACK -> "RingAck";
             default -> String.format("0x%02X", mid);
         };
     }

@@ -1,5 +1,6 @@
 package io.jsdp.flow.engine;
 
+import io.jsdp.flow.FlowControlScheme;
 import io.jsdp.ras.ResourceTracker;
 import io.jsdp.testbed.SoftDevice;
 import io.jsdp.verbs.VerbsException;
@@ -48,6 +49,24 @@ public final class SdpPair implements AutoCloseable {
      */
     public static SdpPair open(SdpOptions optionsA, SdpOptions optionsB) throws Exception {
         return new SdpPair(optionsA, optionsB);
+    }
+
+    /**
+     * Opens the pair with default settings, both ends asking for {@code scheme}, connects and checks
+     * that both use it.
+     *
+     * @param scheme the flow-control scheme
+     * @return the connected pair
+     * @throws Exception when anything fails
+     */
+    public static SdpPair open(FlowControlScheme scheme) throws Exception {
+        SdpPair p = open(new SdpOptions().flowControl(scheme), new SdpOptions().flowControl(scheme));
+        if (p.a.flowControlScheme() != scheme || p.b.flowControlScheme() != scheme) {
+            p.close();
+            throw new AssertionError("asked both ends for " + scheme + ", got " + p.a.flowControlScheme() + " and "
+                + p.b.flowControlScheme());
+        }
+        return p;
     }
 
     /**

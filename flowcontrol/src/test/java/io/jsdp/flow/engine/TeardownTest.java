@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jsdp.flow.FlowControlScheme;
 import io.jsdp.ras.Ffdc;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -14,15 +15,17 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Issue 5, acceptance 2: every way a connection ends, in one JVM — half-close, graceful close from
  * either side and from both at once, abortive close (linger 0, unread data, abort, data after close),
  * the close timeout, keepalive on a dead link, refused and unanswered connects, and asynchronous
  * close waking a parked reader. Each checks what the peer sees, the states, and that both ends free
- * their device resources (the fixture fails on leaks).
+ * their device resources (the fixture fails on leaks). Every case runs for each flow-control scheme
+ * (issue 8, acceptance 1), both ends asking for it.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class TeardownTest {
@@ -47,9 +50,10 @@ class TeardownTest {
         assertTrue(c.awaitReleased(WAIT_NS), () -> "not released: " + c.snapshot());
     }
 
-    @Test
-    void halfCloseDeliversDataThenEofAndThePeerKeepsWriting() throws Exception {
-        try (SdpPair p = SdpPair.open()) {
+    @ParameterizedTest
+    @EnumSource(FlowControlScheme.class)
+    void halfCloseDeliversDataThenEofAndThePeerKeepsWriting(FlowControlScheme scheme) throws Exception {
+        try (SdpPair p = SdpPair.open(scheme)) {
             Blocking.writeFully(p.a, text("request"));
             p.a.shutdownOutput();
             assertEquals(SdpConnection.OUTPUT_SHUT, p.a.write(text("more")));
@@ -67,9 +71,10 @@ class TeardownTest {
         }
     }
 
-    @Test
-    void gracefulCloseDeliversEverythingAndBothEndsFinish() throws Exception {
-        try (SdpPair p = SdpPair.open()) {
+    @ParameterizedTest
+    @EnumSource(FlowControlScheme.class)
+    void gracefulCloseDeliversEverythingAndBothEndsFinish(FlowControlScheme scheme) throws Exception {
+        try (SdpPair p = SdpPair.open(scheme)) {
             Blocking.writeFully(p.a, ByteBuffer.allocate(200_000));
             p.a.close();
             assertEquals(SdpConnection.CLOSED, p.a.write(text("x")));
@@ -85,10 +90,11 @@ class TeardownTest {
         }
     }
 
-    @Test
-    void bothSidesClosingAtOnceFinishGracefully() throws Exception {
+    @ParameterizedTest
+    @EnumSource(FlowControlScheme.class)
+    void bothSidesClosingAtOnceFinishGracefully(FlowControlScheme scheme) throws Exception {
         for (int round = 0; round < 20; round++) {
-            try (SdpPair p = SdpPair.open()) {
+            try (SdpPair p = SdpPair.open(scheme)) {
                 CountDownLatch go = new CountDownLatch(1);
                 CompletableFuture<Void> other = CompletableFuture.runAsync(() -> {
                     try {
@@ -109,9 +115,10 @@ class TeardownTest {
         }
     }
 
-    @Test
-    void closeWithUnreadDataResetsThePeer() throws Exception {
-        try (SdpPair p = SdpPair.open()) {
+    @ParameterizedTest
+    @EnumSource(FlowControlScheme.class)
+    void closeWithUnreadDataResetsThePeer(FlowControlScheme scheme) throws Exception {
+        try (SdpPair p = SdpPair.open(scheme)) {
             Blocking.writeFully(p.a, text("never read"));
             assertTrue(p.b.await(SdpConnection.OP_READ, WAIT_NS) != 0);
             p.b.close();
@@ -125,9 +132,10 @@ class TeardownTest {
         }
     }
 
-    @Test
-    void lingerZeroCloseResetsThePeer() throws Exception {
-        try (SdpPair p = SdpPair.open(new SdpOptions().lingerSeconds(0), new SdpOptions())) {
+    @ParameterizedTest
+    @EnumSource(FlowControlScheme.class)
+    void lingerZeroCloseResetsThePeer(FlowControlScheme scheme) throws Exception {
+        try (SdpPair p = SdpPair.open(new SdpOptions().flowControl(scheme).lingerSeconds(0), new SdpOptions().flowControl(scheme))) {
             Blocking.writeFully(p.a, text("sent before the reset"));
             p.a.close();
             assertEquals(Failure.ABORTED, p.a.failure());
@@ -142,9 +150,10 @@ class TeardownTest {
         }
     }
 
-    @Test
-    void abortResetsThePeerAndFreesAtOnce() throws Exception {
-        try (SdpPair p = SdpPair.open()) {
+    @ParameterizedTest
+    @EnumSource(FlowControlScheme.class)
+    void abortResetsThePeerAndFreesAtOnce(FlowControlScheme scheme) throws Exception {
+        try (SdpPair p = SdpPair.open(scheme)) {
             p.b.abort();
             assertTrue(p.b.isReleased());
             assertEquals(SdpConnection.OP_ENDED, p.a.await(SdpConnection.OP_ENDED, WAIT_NS));
@@ -153,9 +162,10 @@ class TeardownTest {
         }
     }
 
-    @Test
-    void dataArrivingAfterCloseResetsTheWriter() throws Exception {
-        try (SdpPair p = SdpPair.open()) {
+    @ParameterizedTest
+    @EnumSource(FlowControlScheme.class)
+    void dataArrivingAfterCloseResetsTheWriter(FlowControlScheme scheme) throws Exception {
+        try (SdpPair p = SdpPair.open(scheme)) {
             p.b.close();
             assertEquals("", readAll(p.a)); // the DisConn of B's close
             Blocking.writeFully(p.a, text("too late"));
@@ -167,9 +177,10 @@ class TeardownTest {
         }
     }
 
-    @Test
-    void closeTimesOutWhenThePeerNeverClosesAndRecordsFfdc() throws Exception {
-        try (SdpPair p = SdpPair.open(new SdpOptions().closeTimeoutMs(300), new SdpOptions())) {
+    @ParameterizedTest
+    @EnumSource(FlowControlScheme.class)
+    void closeTimesOutWhenThePeerNeverClosesAndRecordsFfdc(FlowControlScheme scheme) throws Exception {
+        try (SdpPair p = SdpPair.open(new SdpOptions().flowControl(scheme).closeTimeoutMs(300), new SdpOptions().flowControl(scheme))) {
             long t0 = System.nanoTime();
             p.a.close();
             assertEquals("", readAll(p.b)); // B sees EOF but keeps its end open
@@ -183,9 +194,10 @@ class TeardownTest {
         }
     }
 
-    @Test
-    void asynchronousCloseWakesAParkedReader() throws Exception {
-        try (SdpPair p = SdpPair.open(new SdpOptions().spinNs(0), new SdpOptions())) {
+    @ParameterizedTest
+    @EnumSource(FlowControlScheme.class)
+    void asynchronousCloseWakesAParkedReader(FlowControlScheme scheme) throws Exception {
+        try (SdpPair p = SdpPair.open(new SdpOptions().flowControl(scheme).spinNs(0), new SdpOptions().flowControl(scheme))) {
             CompletableFuture<Integer> reader = CompletableFuture.supplyAsync(() -> {
                 try {
                     return p.a.await(SdpConnection.OP_READ, WAIT_NS);
@@ -204,9 +216,10 @@ class TeardownTest {
         }
     }
 
-    @Test
-    void shutdownInputReadsEofAndDropsWhatStillArrives() throws Exception {
-        try (SdpPair p = SdpPair.open()) {
+    @ParameterizedTest
+    @EnumSource(FlowControlScheme.class)
+    void shutdownInputReadsEofAndDropsWhatStillArrives(FlowControlScheme scheme) throws Exception {
+        try (SdpPair p = SdpPair.open(scheme)) {
             p.b.shutdownInput();
             assertEquals(SdpConnection.EOF, p.b.read(ByteBuffer.allocate(8)));
             for (int i = 0; i < 200; i++) {
@@ -221,22 +234,24 @@ class TeardownTest {
         }
     }
 
-    @Test
-    void connectWithoutListenerIsRefused() throws Exception {
-        try (SdpPair p = SdpPair.listening(new SdpOptions())) {
+    @ParameterizedTest
+    @EnumSource(FlowControlScheme.class)
+    void connectWithoutListenerIsRefused(FlowControlScheme scheme) throws Exception {
+        try (SdpPair p = SdpPair.listening(new SdpOptions().flowControl(scheme))) {
             InetSocketAddress nobody = new InetSocketAddress(InetAddress.getLoopbackAddress(), p.listener.localAddress().getPort() + 17);
-            SdpConnection c = p.stackA.connect(nobody, new SdpOptions());
+            SdpConnection c = p.stackA.connect(nobody, new SdpOptions().flowControl(scheme));
             assertFalse(c.awaitConnected(WAIT_NS));
             assertEquals(Failure.CONNECTION_REFUSED, c.failure(), c.snapshot());
             assertReleased(c);
         }
     }
 
-    @Test
-    void unansweredConnectTimesOut() throws Exception {
-        try (SdpPair p = SdpPair.listening(new SdpOptions())) {
+    @ParameterizedTest
+    @EnumSource(FlowControlScheme.class)
+    void unansweredConnectTimesOut(FlowControlScheme scheme) throws Exception {
+        try (SdpPair p = SdpPair.listening(new SdpOptions().flowControl(scheme))) {
             p.deviceA.faults().dropConnectRequests(true);
-            SdpConnection c = p.stackA.connect(p.listener.localAddress(), new SdpOptions().connectTimeoutMs(500));
+            SdpConnection c = p.stackA.connect(p.listener.localAddress(), new SdpOptions().flowControl(scheme).connectTimeoutMs(500));
             long t0 = System.nanoTime();
             assertFalse(c.awaitConnected(WAIT_NS));
             long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
@@ -247,10 +262,11 @@ class TeardownTest {
         }
     }
 
-    @Test
-    void keepAliveFindsADeadLinkWithoutTraffic() throws Exception {
-        SdpOptions probing = new SdpOptions().keepAlive(true).keepAliveTimeMs(100);
-        try (SdpPair p = SdpPair.open(probing, new SdpOptions())) {
+    @ParameterizedTest
+    @EnumSource(FlowControlScheme.class)
+    void keepAliveFindsADeadLinkWithoutTraffic(FlowControlScheme scheme) throws Exception {
+        SdpOptions probing = new SdpOptions().flowControl(scheme).keepAlive(true).keepAliveTimeMs(100);
+        try (SdpPair p = SdpPair.open(probing, new SdpOptions().flowControl(scheme))) {
             p.deviceB.faults().linkDown(true);
             assertEquals(SdpConnection.OP_ENDED, p.a.await(SdpConnection.OP_ENDED, WAIT_NS), p.a.snapshot());
             assertEquals(Failure.KEEPALIVE_TIMEOUT, p.a.failure(), p.a.failureDetail());
@@ -260,10 +276,11 @@ class TeardownTest {
         }
     }
 
-    @Test
-    void keepAliveLeavesAnIdleHealthyConnectionAlone() throws Exception {
-        SdpOptions probing = new SdpOptions().keepAlive(true).keepAliveTimeMs(50);
-        try (SdpPair p = SdpPair.open(probing, new SdpOptions())) {
+    @ParameterizedTest
+    @EnumSource(FlowControlScheme.class)
+    void keepAliveLeavesAnIdleHealthyConnectionAlone(FlowControlScheme scheme) throws Exception {
+        SdpOptions probing = new SdpOptions().flowControl(scheme).keepAlive(true).keepAliveTimeMs(50);
+        try (SdpPair p = SdpPair.open(probing, new SdpOptions().flowControl(scheme))) {
             Thread.sleep(500);
             assertEquals(SdpConnection.State.ESTABLISHED, p.a.state());
             Blocking.writeFully(p.a, text("still here"));
@@ -272,9 +289,10 @@ class TeardownTest {
         }
     }
 
-    @Test
-    void closingTheStackResetsItsConnectionsPeers() throws Exception {
-        try (SdpPair p = SdpPair.open()) {
+    @ParameterizedTest
+    @EnumSource(FlowControlScheme.class)
+    void closingTheStackResetsItsConnectionsPeers(FlowControlScheme scheme) throws Exception {
+        try (SdpPair p = SdpPair.open(scheme)) {
             p.stackA.close();
             assertEquals(Failure.STACK_CLOSED, p.a.failure());
             assertEquals(SdpConnection.OP_ENDED, p.b.await(SdpConnection.OP_ENDED, WAIT_NS));

@@ -2,6 +2,7 @@ package io.jsdp.flow.engine.rogue;
 
 import static io.jsdp.flow.engine.rogue.RogueBench.OUTCOME_NS;
 
+import io.jsdp.flow.FlowControlScheme;
 import io.jsdp.flow.Violation;
 import io.jsdp.flow.credit.CreditFlowControl;
 import io.jsdp.flow.engine.Blocking;
@@ -9,6 +10,7 @@ import io.jsdp.flow.engine.Failure;
 import io.jsdp.flow.engine.SdpConnection;
 import io.jsdp.flow.engine.SdpListener;
 import io.jsdp.flow.engine.SdpOptions;
+import io.jsdp.flow.packetized.PacketizedFlowControl;
 import io.jsdp.flow.wire.Bsdh;
 import io.jsdp.flow.wire.Hello;
 import io.jsdp.flow.wire.HelloAck;
@@ -498,7 +500,22 @@ class ProtocolFuzzTest {
             long size = m.getInt(model.rogueActive ? Hello.LOCAL_RCVSZ_OFFSET : HelloAck.ACTUAL_RCVSZ_OFFSET) & 0xFFFF_FFFFL;
             boolean bad = version != Hello.VERSION >>> 4 || adverts == 0 || size < SdpOptions.BUFFER_BYTES_MIN
                 || size > SdpOptions.BUFFER_BYTES_MAX || bufs > CreditFlowControl.MAX_BUFS || model.rogueActive && bufs < 1;
-            return bad ? Expect.violation(Violation.BAD_HELLO) : Expect.ACCEPT;
+            if (bad) {
+                return Expect.violation(Violation.BAD_HELLO);
+            }
+            // capabilities (issue 8): one known scheme at most; the engine asks for ENGINE's scheme
+            FlowControlScheme wish = ENGINE.flowControl();
+            FlowControlScheme asked = FlowControlScheme.fromCapabilities(m.getInt(model.rogueActive
+                ? Hello.CAPABILITIES_OFFSET : HelloAck.CAPABILITIES_OFFSET));
+            if (asked == null || !model.rogueActive && asked != FlowControlScheme.CREDIT && asked != wish) {
+                return Expect.violation(Violation.BAD_CAPABILITIES);
+            }
+            FlowControlScheme used = model.rogueActive ? FlowControlScheme.negotiate(asked, wish) : asked;
+            long ring = m.getInt(model.rogueActive ? Hello.RING_BYTES_OFFSET : HelloAck.RING_BYTES_OFFSET) & 0xFFFF_FFFFL;
+            if (used == FlowControlScheme.PACKETIZED && !PacketizedFlowControl.validRingBytes(ring)) {
+                return Expect.violation(Violation.BAD_RING);
+            }
+            return Expect.ACCEPT;
         }
         if (mid == MessageId.HELLO || mid == MessageId.HELLO_ACK) {
             return Expect.violation(Violation.SECOND_HELLO);
@@ -601,7 +618,9 @@ class ProtocolFuzzTest {
                 return g;
             }
             default -> { // a Hello / HelloAck field set to an edge value
-                switch (rnd.nextInt(4)) {
+                switch (rnd.nextInt(5)) {
+                    case 4 -> b.putInt(m.length == Hello.LENGTH ? Hello.CAPABILITIES_OFFSET : HelloAck.CAPABILITIES_OFFSET,
+                        rnd.nextInt(8));
                     case 0 -> m[Hello.VERSION_OFFSET] = (byte) rnd.nextInt(256);
                     case 1 -> m[Hello.MAX_ADVERTS_OFFSET] = (byte) (rnd.nextBoolean() ? 0 : rnd.nextInt(256));
                     case 2 -> b.putInt(m.length == Hello.LENGTH ? Hello.LOCAL_RCVSZ_OFFSET : HelloAck.ACTUAL_RCVSZ_OFFSET,

@@ -61,11 +61,14 @@ final class RogueBench implements AutoCloseable {
         pdR = deviceR.allocateProtectionDomain();
         if (healthy) {
             healthyH = stackH.connect(listenerE.localAddress(), new SdpOptions().bufferBytes(8192).receiveBuffers(4)
-                .sendBuffers(4));
+                .sendBuffers(4).flowControl(engineOptions.flowControl()));
             if (!healthyH.awaitConnected(OUTCOME_NS)) {
                 throw new AssertionError("healthy connect: " + healthyH.failureDetail());
             }
             healthyE = listenerE.accept(OUTCOME_NS);
+            if (healthyE == null || healthyE.flowControlScheme() != engineOptions.flowControl()) {
+                throw new AssertionError("healthy connection: " + (healthyE == null ? "not accepted" : healthyE.flowControl()));
+            }
             stream = new HealthyStream(healthyH, healthyE);
             stream.awaitProgress(64 * 1024, OUTCOME_NS);
         }

@@ -4,6 +4,7 @@ import io.jsdp.flow.wire.Bsdh;
 import io.jsdp.flow.wire.Hello;
 import io.jsdp.flow.wire.HelloAck;
 import io.jsdp.flow.wire.MessageId;
+import io.jsdp.flow.wire.RingMessages;
 import io.jsdp.verbs.Access;
 import io.jsdp.verbs.CmEvent;
 import io.jsdp.verbs.CmEventChannel;
@@ -80,6 +81,18 @@ public final class RoguePeer implements AutoCloseable {
         int receiveBuffers = 32;
         int receiveBytes = 32 * 1024;
         int sendBytes = 64 * 1024;
+        int ringBytes;
+
+        /**
+         * A receive ring for packetized flow control, registered for remote write (0: none).
+         *
+         * @param bytes its size
+         * @return this
+         */
+        public Options ringBytes(int bytes) {
+            ringBytes = bytes;
+            return this;
+        }
 
         /**
          * Receive buffers to post (what {@code bufs} advertises).
@@ -124,6 +137,8 @@ public final class RoguePeer implements AutoCloseable {
     private final MemoryRegion mr;
     private final QueuePair qp;
     private final ByteBuffer mem;
+    private final DeviceMemory ringMemory;
+    private final MemoryRegion ringMr;
     private final int sendBase;
     private final WorkCompletion[] wcs = new WorkCompletion[16];
     private final SendWorkRequest swr = new SendWorkRequest(1);
@@ -160,6 +175,8 @@ public final class RoguePeer implements AutoCloseable {
         this.memory = device.allocateMemory(sendBase + o.sendBytes);
         this.mr = pd.register(memory.buffer(), Access.LOCAL_WRITE);
         this.mem = memory.buffer();
+        this.ringMemory = o.ringBytes > 0 ? device.allocateMemory(o.ringBytes) : null;
+        this.ringMr = ringMemory == null ? null : pd.register(ringMemory.buffer(), Access.LOCAL_WRITE | Access.REMOTE_WRITE);
         this.qp = id.createQueuePair(pd, new QueuePairAttributes().sendCq(cq).recvCq(cq).maxSendWr(4)
             .maxRecvWr(o.receiveBuffers).maxSendSge(1).maxRecvSge(1).maxInlineData(0)
             .ackTimeoutNs(TimeUnit.MILLISECONDS.toNanos(10)));
@@ -503,6 +520,107 @@ public final class RoguePeer implements AutoCloseable {
     }
 
     /**
+     * A Hello asking for the scheme of {@code capabilities}, advertising our ring (if any) with
+     * {@code rkey} and {@code ringBytes} as given.
+     *
+     * @param capabilities the capability word
+     * @param rkey the rkey to advertise (the real one: {@link #ringRkey()})
+     * @param ringBytes the size to advertise
+     * @return the message
+     */
+    public ByteBuffer hello(int capabilities, int rkey, int ringBytes) {
+        ByteBuffer b = hello();
+        new Hello().wrap(b, 0).put(1, options.receiveBytes, id.localAddress(), id.remoteAddress(), capabilities)
+            .putRing(ringMr == null ? 0 : ringMr.address(), rkey, ringBytes);
+        return b;
+    }
+
+    /**
+     * A HelloAck answering with {@code capabilities}, advertising our ring as given.
+     *
+     * @param capabilities the capability word
+     * @param rkey the rkey to advertise
+     * @param ringBytes the size to advertise
+     * @return the message
+     */
+    public ByteBuffer helloAck(int capabilities, int rkey, int ringBytes) {
+        ByteBuffer b = helloAck();
+        new HelloAck().wrap(b, 0).put(1, options.receiveBytes, 4, capabilities)
+            .putRing(ringMr == null ? 0 : ringMr.address(), rkey, ringBytes);
+        return b;
+    }
+
+    /**
+     * Our ring's real rkey.
+     *
+     * @return the rkey (0 without a ring)
+     */
+    public int ringRkey() {
+        return ringMr == null ? 0 : ringMr.rkey();
+    }
+
+    /**
+     * A RingData for the next {@code mseq}.
+     *
+     * @param offset ring offset
+     * @param length bytes
+     * @param consumed the consumed count for the reverse direction
+     * @return the 28-byte message
+     */
+    public ByteBuffer ringData(int offset, int length, int consumed) {
+        ByteBuffer b = frame(MessageId.RING_DATA, new byte[RingMessages.RING_DATA_LENGTH - Bsdh.LENGTH]);
+        b.putInt(RingMessages.RING_DATA_OFFSET_OFFSET, offset).putInt(RingMessages.RING_DATA_LENGTH_OFFSET, length)
+            .putInt(RingMessages.RING_DATA_CONSUMED_OFFSET, consumed);
+        return b;
+    }
+
+    /**
+     * A RingAck for the next {@code mseq}.
+     *
+     * @param consumed the consumed count
+     * @return the 20-byte message
+     */
+    public ByteBuffer ringAck(int consumed) {
+        ByteBuffer b = frame(MessageId.RING_ACK, new byte[RingMessages.RING_ACK_LENGTH - Bsdh.LENGTH]);
+        b.putInt(RingMessages.RING_ACK_CONSUMED_OFFSET, consumed);
+        return b;
+    }
+
+    /**
+     * RDMA-writes {@code bytes} to the engine's memory and waits for the completion.
+     *
+     * @param remoteAddress where
+     * @param rkey with which key
+     * @param bytes what (at most the send area)
+     * @return the completion status
+     */
+    public WcStatus rdmaWrite(long remoteAddress, int rkey, byte[] bytes) {
+        if (qpFailed) {
+            return lastSendStatus == WcStatus.SUCCESS ? WcStatus.WR_FLUSH_ERR : lastSendStatus;
+        }
+        mem.put(sendBase, bytes);
+        swr.clear().wrId(KIND_SEND | sendsPosted).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+            .sge(0, mr.address() + sendBase, bytes.length, mr.lkey()).remote(remoteAddress, rkey);
+        int rc = qp.postSend(swr);
+        if (rc != Errno.OK) {
+            qpFailed = true;
+            noteError("postSend errno " + rc);
+            return WcStatus.LOC_QP_OP_ERR;
+        }
+        sendsPosted++;
+        long deadline = System.nanoTime() + STEP_NS;
+        for (int idle = 0; sendsCompleted < sendsPosted;) {
+            if (pump() == 0) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw new AssertionError("the rogue's write did not complete within 5 s");
+                }
+                backOff(idle++);
+            }
+        }
+        return lastSendStatus;
+    }
+
+    /**
      * A valid HelloAck (mseq 0, mseq_ack 0, our posted receives, our buffer size).
      *
      * @return the 196-byte message
@@ -614,6 +732,10 @@ public final class RoguePeer implements AutoCloseable {
         id.close();
         mr.close();
         memory.close();
+        if (ringMr != null) {
+            ringMr.close();
+            ringMemory.close();
+        }
         try {
             cq.close();
         } catch (VerbsException e) {

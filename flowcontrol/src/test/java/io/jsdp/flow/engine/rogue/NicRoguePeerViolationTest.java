@@ -1,0 +1,11 @@
+package io.jsdp.flow.engine.rogue;
+
+import io.jsdp.flow.FlowControlScheme;
+
+/** Every case of {@link RoguePeerViolationTest} with the engine (and the healthy connection) asking for NIC-assisted flow control. */
+class NicRoguePeerViolationTest extends RoguePeerViolationTest {
+    @Override
+    FlowControlScheme scheme() {
+        return FlowControlScheme.NIC;
+    }
+}
