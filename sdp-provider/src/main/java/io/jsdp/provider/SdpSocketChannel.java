@@ -91,10 +91,23 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     private volatile long tcpBytesReceived;
     private volatile long tcpBytesSent;
 
+    /** The engine connection and TCP delegate, for the leak cleaner; written with {@link #sdp} and {@link #tcp}. */
+    private final ChannelLeaks.StreamResources resources = new ChannelLeaks.StreamResources();
+    /** Closes and reports this channel if it becomes garbage while open; closed by {@link #implCloseSelectableChannel}. */
+    private final io.jsdp.ras.LeakDetector.Guard leakGuard;
+
     SdpSocketChannel(SelectorProvider provider, SelectorProvider jdk) {
         super(provider);
         this.jdk = jdk;
         this.socketId = SocketRegistry.add(this);
+        this.leakGuard = ChannelLeaks.DETECTOR.guard(this, "CHANNEL", "unconnected", resources);
+    }
+
+    /** Keeps the leak cleaner's copy of what the channel holds current; under stateLock. */
+    private void holdLocked() {
+        resources.sdp = sdp;
+        resources.tcp = tcp;
+        leakGuard.describe((remote == null ? "unconnected" : "to " + remote) + (transport == null ? "" : ", " + transport));
     }
 
     /** An accepted SDP connection. */
@@ -105,6 +118,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         SdpStack stack = SdpRuntime.stack();
         this.transport = describeSdp(accepted) + (stack == null ? "" : " device=" + stack.rdmaDevice().name() + " provider="
             + stack.rdmaDevice().provider());
+        holdLocked();
     }
 
     /** An accepted TCP connection (the peer came through the TCP half of the server socket). */
@@ -116,6 +130,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         this.transport = "tcp (" + reason + ")";
         SocketRegistry.onFallback(reason, remote);
         ProviderEvents.tcpEstablished(accepted, reason, false);
+        holdLocked();
     }
 
     private static String describeSdp(SdpConnection c) {
@@ -204,6 +219,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                 }
                 sdp = c; // so close() and interrupts reach the connect
                 connectPending = true;
+                holdLocked();
             } finally {
                 stateLock.unlock();
             }
@@ -214,6 +230,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                         connectPending = false;
                         transport = describeSdp(c) + " device=" + stack.rdmaDevice().name() + " provider="
                             + stack.rdmaDevice().provider();
+                        holdLocked();
                     } finally {
                         stateLock.unlock();
                     }
@@ -227,6 +244,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             stateLock.lock();
             try {
                 sdp = null;
+                holdLocked();
             } finally {
                 stateLock.unlock();
             }
@@ -262,6 +280,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             }
             sdp = c;
             connectPending = true;
+            holdLocked();
             watchLocked();
         } finally {
             stateLock.unlock();
@@ -283,6 +302,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             t = tcp;
             transport = "tcp (" + reason + ")";
             connectPending = true;
+            holdLocked();
             for (HybridSelector.HybridKey k : selectorKeys) {
                 k.useDelegate(t);
             }
@@ -307,6 +327,8 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     /** Installs the readiness listener that wakes our selectors, when there are any. */
     private void watchLocked() {
         if (sdp != null && !selectorKeys.isEmpty()) {
+            // the engine connection holds the listener: it must not hold the channel (leak cleaner)
+            List<HybridSelector.HybridKey> selectorKeys = this.selectorKeys;
             sdp.readinessListener((conn, ops) -> {
                 int nio = ((ops & SdpConnection.OP_READ) != 0 ? SelectionKey.OP_READ : 0)
                     | ((ops & SdpConnection.OP_WRITE) != 0 ? SelectionKey.OP_WRITE : 0)
@@ -408,6 +430,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                 return; // already switched, or closing
             }
             sdp = null;
+            holdLocked();
         } finally {
             stateLock.unlock();
         }
@@ -560,6 +583,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                 SdpStack stack = SdpRuntime.stack();
                 transport = describeSdp(c) + (stack == null ? "" : " device=" + stack.rdmaDevice().name() + " provider="
                     + stack.rdmaDevice().provider());
+                holdLocked();
             } finally {
                 stateLock.unlock();
             }
@@ -569,6 +593,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         stateLock.lock();
         try {
             sdp = null;
+            holdLocked();
         } finally {
             stateLock.unlock();
         }
@@ -903,6 +928,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                 tcp = jdk.openSocketChannel();
                 tcp.configureBlocking(isBlocking());
                 applyOptions(tcp);
+                holdLocked();
             }
             tcp.bind(local);
             return this;
@@ -1234,6 +1260,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                 }
             }
         }
+        leakGuard.close(); // closed by the application: not a leak
         if (t != null) {
             t.close();
         }
