@@ -43,6 +43,14 @@ public final class LeakDetector {
     /** Code sources whose frames are not the opener: jsdp's own jars or class directories. */
     private final Set<ProtectionDomain> internal = new HashSet<>();
     private final AtomicLong leaks = new AtomicLong();
+    /** Whether a class's frames are skipped when looking for the opener; computed once per class. */
+    private final ClassValue<Boolean> internalClass = new ClassValue<>() {
+        @Override
+        protected Boolean computeValue(Class<?> c) {
+            ClassLoader loader = c.getClassLoader();
+            return loader == null || loader == PLATFORM || internal.contains(c.getProtectionDomain());
+        }
+    };
 
     /**
      * A detector at the configured level.
@@ -107,8 +115,7 @@ public final class LeakDetector {
     }
 
     private boolean isInternal(Class<?> c) {
-        ClassLoader loader = c.getClassLoader();
-        return loader == null || loader == PLATFORM || internal.contains(c.getProtectionDomain());
+        return internalClass.get(c);
     }
 
     /**
