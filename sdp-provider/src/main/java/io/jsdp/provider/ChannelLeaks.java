@@ -31,10 +31,19 @@ final class ChannelLeaks {
     static final class StreamResources implements LeakDetector.Cleanup {
         volatile SdpConnection sdp;
         volatile SocketChannel tcp;
+        /**
+         * Run when a leaked channel is cleaned, e.g. to take it out of a registry of live connections
+         * (which must then hold the channel weakly, or not at all, or the channel never becomes garbage).
+         */
+        volatile Runnable onLeak;
 
         @Override
         public String release() {
             StringBuilder what = new StringBuilder(64);
+            Runnable r = onLeak;
+            if (r != null) {
+                r.run();
+            }
             SdpConnection c = sdp;
             if (c != null) {
                 c.close();
