@@ -269,7 +269,7 @@ public final class SdpConnection {
         this.bufferBytes = options.bufferBytes();
         this.recvCount = options.receiveBuffers();
         this.sendCount = options.sendBuffers();
-        this.sendBase = StructureMarkers.regionBytes(recvCount, bufferBytes);
+        this.sendBase = (StructureMarkers.regionBytes(recvCount, bufferBytes) + 63) & ~63; // send slots on a cache line
         this.ctrlBase = sendBase + sendCount * bufferBytes;
         this.unread = new int[recvCount];
         this.unreadLen = new int[recvCount];
