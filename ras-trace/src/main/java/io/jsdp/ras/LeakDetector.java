@@ -119,7 +119,7 @@ public final class LeakDetector {
     }
 
     /**
-     * Objects garbage-collected while open, so far.
+     * Objects garbage-collected while open, so far: counted once cleaned up and reported.
      *
      * @return the count
      */
@@ -146,7 +146,6 @@ public final class LeakDetector {
             trace.record(TraceLevel.ERROR, "leak.releaseFailed", e);
         }
         s.tracked.release();
-        leaks.incrementAndGet();
         String opener = s.opener != null ? s.opener
             : "unknown (-D" + ResourceTracker.LEAK_DETECTION_PROP + "=off; set sampled or all)";
         String summary = s.ownerClass + " (" + s.description + ") was garbage-collected while open; opened at "
@@ -162,6 +161,7 @@ public final class LeakDetector {
         String report = text.toString();
         trace.recordWithMessage(TraceLevel.ERROR, "leak." + s.kind, s.tracked.id(), report);
         Ffdc.capture("leak", "leak." + s.kind, summary, report);
+        leaks.incrementAndGet(); // last: who sees the count sees the report
     }
 
     /** What the cleaner holds for one object: everything but the object. */
