@@ -55,7 +55,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <h2>Memory</h2>
  * One device-memory block per connection, registered once:
- * {@code [receive buffers R × B][send slots S × B][control slots C × 256]}. A message occupies one
+ * {@code [marker, then R × (receive buffer B, marker)][send slots S × B][control slots C × 256]}, markers
+ * 8 bytes, the send slots from the next 64-byte boundary. A message occupies one
  * receive buffer until the application has read all of it; then the buffer is reposted. The receive
  * buffers have {@link StructureMarkers} between them (seed 000 5.1.4), checked when a message arrives in
  * a buffer and before it is read: a broken marker aborts the connection ({@link Failure#CORRUPTION},
@@ -445,6 +446,9 @@ public final class SdpConnection {
                 return FAILED;
             }
             int n = copyOutLocked(dst);
+            if (n == 0 && state == State.FAILED) {
+                return FAILED; // a broken structure marker found before the read
+            }
             if (n > 0) {
                 transmitLocked();
                 maybeReleaseLocked();

@@ -96,6 +96,30 @@ class FfdcPerFailureKindTest {
     }
 
     @Test
+    void aMarkerBrokenWhileAMessageWaitsUnreadFailsTheReadInsteadOfHandingOnTheBytes() throws Exception {
+        try (SdpPair p = SdpPair.open(SMALL, SMALL)) {
+            Blocking.writeFully(p.a, bytes(100, 1));
+            assertEquals(SdpConnection.OP_READ, p.b.await(SdpConnection.OP_READ, WAIT_NS));
+            assertEquals(100, p.b.available(), "the message waits in a receive buffer");
+            ByteBuffer mem = p.b.memoryForTests();
+            for (int i = 0; i <= SMALL.receiveBuffers(); i++) {
+                mem.putLong(StructureMarkers.markerOffset(i, SMALL.bufferBytes()), 0); // whatever buffer holds it
+            }
+            ByteBuffer got = ByteBuffer.allocate(100);
+            assertEquals(SdpConnection.FAILED, p.b.read(got));
+            assertEquals(0, got.position(), "no byte of the buffer was handed on");
+            assertEquals(Failure.CORRUPTION, p.b.failure());
+            List<FfdcRecord> records = Ffdc.find("corruption.RECEIVE_BUFFER", "connection " + p.b.id() + " ");
+            assertEquals(1, records.size(), () -> "one record: " + Ffdc.recent());
+            assertTrue(records.get(0).summary().contains(" before a read: structure marker "), records.get(0).summary());
+            FfdcContent.assertComplete(records.get(0), "corruption.RECEIVE_BUFFER", p.b);
+            assertTrue(p.b.awaitReleased(WAIT_NS));
+            assertEquals(SdpConnection.OP_ENDED, p.a.await(SdpConnection.OP_ENDED, WAIT_NS), p.a::snapshot);
+            assertTrue(p.a.awaitReleased(WAIT_NS));
+        }
+    }
+
+    @Test
     void abortsTheConnectionWhoseLinkFailsUnderTrafficWithADeviceErrorRecord() throws Exception {
         try (SdpPair p = SdpPair.open(SMALL, SMALL)) {
             exchange(p.a, p.b, 3);
