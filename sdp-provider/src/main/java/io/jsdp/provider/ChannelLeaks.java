@@ -32,8 +32,8 @@ final class ChannelLeaks {
         volatile SdpConnection sdp;
         volatile SocketChannel tcp;
         /**
-         * Run when a leaked channel is cleaned, e.g. to take it out of a registry of live connections
-         * (which must then hold the channel weakly, or not at all, or the channel never becomes garbage).
+         * Run when a leaked channel is cleaned: takes it out of {@link SocketRegistry} (which holds channels
+         * weakly; a strong reference there would keep a dropped channel from ever becoming garbage).
          */
         volatile Runnable onLeak;
 
@@ -67,6 +67,8 @@ final class ChannelLeaks {
         volatile SdpListener sdp;
         final ServerSocketChannel tcp;
         final Selector waiter;
+        /** As {@link StreamResources#onLeak}. */
+        volatile Runnable onLeak;
 
         ServerResources(ServerSocketChannel tcp, Selector waiter) {
             this.tcp = tcp;
@@ -76,6 +78,10 @@ final class ChannelLeaks {
         @Override
         public String release() {
             StringBuilder what = new StringBuilder(64);
+            Runnable r = onLeak;
+            if (r != null) {
+                r.run();
+            }
             SdpListener l = sdp;
             if (l != null) {
                 l.close();

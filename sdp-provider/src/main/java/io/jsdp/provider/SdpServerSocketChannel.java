@@ -73,6 +73,8 @@ public final class SdpServerSocketChannel extends ServerSocketChannel implements
         this.socketId = SocketRegistry.add(this);
         this.resources = new ChannelLeaks.ServerResources(tcp, waiter);
         this.leakGuard = ChannelLeaks.DETECTOR.guard(this, "SERVER_CHANNEL", "unbound", resources);
+        long id = socketId; // the cleaner must not hold the channel
+        resources.onLeak = () -> SocketRegistry.remove(id);
     }
 
     @Override

@@ -101,6 +101,8 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         this.jdk = jdk;
         this.socketId = SocketRegistry.add(this);
         this.leakGuard = ChannelLeaks.DETECTOR.guard(this, "CHANNEL", "unconnected", resources);
+        long id = socketId; // the cleaner must not hold the channel
+        resources.onLeak = () -> SocketRegistry.remove(id);
     }
 
     /** Keeps the leak cleaner's copy of what the channel holds current; under stateLock. */

@@ -25,7 +25,8 @@ import org.junit.jupiter.api.Timeout;
  * Issue 10, leak detection across the stack: a channel, a server channel or a {@code java.net.Socket} over
  * {@link SdpSocketImpl} dropped while open is closed by the cleaner — the peer sees the end of the
  * stream, the engine connection and its device resources (queue pair, completion queue, memory region,
- * device memory, connection-manager id) are released — and reported with the method that opened it.
+ * device memory, connection-manager id) are released, it leaves the registry {@code jsdp.jar stat} lists — and
+ * it is reported with the method that opened it.
  * Runs at the default {@code jsdp.leakDetection} (sampled), so the opener frame is what every channel gets.
  */
 @Timeout(120)
@@ -92,6 +93,7 @@ class ChannelLeakTest {
         try (ServerSocketChannel server = JSDP.openServerSocketChannel().bind(LOOPBACK)) {
             address = (InetSocketAddress) server.getLocalAddress();
             int connectionsBefore = stack.openConnections();
+            int registeredBefore = SocketRegistry.size();
             int resourcesBefore = stack.rdmaDevice().resources().openCount();
             dropper.drop((InetSocketAddress) server.getLocalAddress());
             try (SocketChannel peer = server.accept()) {
@@ -108,6 +110,8 @@ class ChannelLeakTest {
 
                 assertEquals(-1, peer.read(ByteBuffer.allocate(1)), "the peer sees the end of the stream");
             }
+            assertTrue(waitUntil(() -> SocketRegistry.size() == registeredBefore),
+                () -> "the dropped channel left the registry of live sockets (jsdp.jar stat): " + SocketRegistry.size());
             assertTrue(waitUntil(() -> stack.openConnections() == connectionsBefore),
                 () -> "engine connections of the dropped channel and its peer: " + stack.openConnections());
             assertTrue(waitUntil(() -> stack.rdmaDevice().resources().openCount() == resourcesBefore),
