@@ -152,7 +152,7 @@ public final class LeakDetector {
             + opener;
         StringBuilder text = new StringBuilder(512).append("jsdp LEAK: ").append(summary).append('\n')
             .append("closed by the cleaner: ").append(released).append('\n')
-            .append("the application must close it; the creation stack:\n");
+            .append("the application must close it; when it was opened:\n");
         if (record != null) {
             text.append("  ").append(record.render());
         } else {
