@@ -1,12 +1,7 @@
 package io.jsdp.ras;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -17,8 +12,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * first failure can be explained without reproducing it.
  *
  * <p>Records are kept in memory (the last {@link #KEEP_DEFAULT}, for {@link #recent()}) and, when
- * {@link #DIR_PROP} names a directory, written there as one text file each, at most
- * {@link #MAX_FILES_PROP} files of at most {@link #MAX_RECORD_BYTES} bytes per JVM. Capture never
+ * {@link #DIR_PROP} names a directory, written there as one text file each: per JVM at most
+ * {@link #MAX_FILES_PROP} files, each cut at {@link #MAX_RECORD_BYTES_PROP} bytes, and at most
+ * {@link #MAX_TOTAL_BYTES_PROP} bytes in all, so a storm of failures cannot fill a disk. Capture never
  * throws: a failure to write is counted and traced, never raised into the failing code path.
  */
 public final class Ffdc {
@@ -30,9 +26,17 @@ public final class Ffdc {
     public static final String MAX_FILES_PROP = "jsdp.ffdc.maxFiles";
     /** Default of {@link #MAX_FILES_PROP}. */
     public static final int MAX_FILES_DEFAULT = 100;
+    /** System property: the largest record file in bytes; a longer record is cut and says so. */
+    public static final String MAX_RECORD_BYTES_PROP = "jsdp.ffdc.maxRecordBytes";
+    /** Default of {@link #MAX_RECORD_BYTES_PROP}. */
+    public static final int MAX_RECORD_BYTES_DEFAULT = 64 * 1024;
+    /** System property: the most bytes of record files this JVM writes in all. */
+    public static final String MAX_TOTAL_BYTES_PROP = "jsdp.ffdc.maxTotalBytes";
+    /** Default of {@link #MAX_TOTAL_BYTES_PROP}: 8 MiB. */
+    public static final long MAX_TOTAL_BYTES_DEFAULT = 8L * 1024 * 1024;
     /** Records kept in memory. */
     public static final int KEEP_DEFAULT = 256;
-    /** The largest record text; a longer snapshot is cut and says so. */
+    /** The largest snapshot text kept in a record, in chars; a longer snapshot is cut and says so. */
     public static final int MAX_RECORD_BYTES = 64 * 1024;
     /** History records from the flight recorder copied into each record. */
     public static final int HISTORY_RECORDS = 64;
@@ -42,9 +46,10 @@ public final class Ffdc {
     private static final AtomicLong WRITE_FAILURES = new AtomicLong();
     /** Guarded by itself. */
     private static final ArrayDeque<FfdcRecord> RECENT = new ArrayDeque<>();
-    private static final String DIR = System.getProperty(DIR_PROP, DIR_DEFAULT).trim();
-    private static final int MAX_FILES = parseMaxFiles(System.getProperty(MAX_FILES_PROP));
-    private static final AtomicLong FILES_WRITTEN = new AtomicLong();
+    private static final FfdcFiles FILES = new FfdcFiles(System.getProperty(DIR_PROP, DIR_DEFAULT).trim(),
+        parseMaxFiles(System.getProperty(MAX_FILES_PROP)),
+        (int) parseBytes(MAX_RECORD_BYTES_PROP, MAX_RECORD_BYTES_DEFAULT, 1024, Integer.MAX_VALUE),
+        parseBytes(MAX_TOTAL_BYTES_PROP, MAX_TOTAL_BYTES_DEFAULT, 0, Long.MAX_VALUE));
 
     private Ffdc() {
     }
@@ -62,6 +67,22 @@ public final class Ffdc {
             // fall through to the error below
         }
         throw new IllegalArgumentException(MAX_FILES_PROP + ": expected an integer >= 0, got '" + value + "'");
+    }
+
+    private static long parseBytes(String prop, long dflt, long min, long max) {
+        String value = System.getProperty(prop);
+        if (value == null || value.isBlank()) {
+            return dflt;
+        }
+        try {
+            long n = Long.parseLong(value.trim());
+            if (n >= min && n <= max) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // fall through to the error below
+        }
+        throw new IllegalArgumentException(prop + ": expected an integer " + min + ".." + max + ", got '" + value + "'");
     }
 
     /**
@@ -98,17 +119,8 @@ public final class Ffdc {
     }
 
     private static void write(FfdcRecord record) {
-        if (DIR.isEmpty() || FILES_WRITTEN.getAndIncrement() >= MAX_FILES) {
-            return;
-        }
-        Path file = Path.of(DIR, "jsdp-ffdc-" + ProcessHandle.current().pid() + "-" + record.id() + ".txt");
-        try {
-            Files.createDirectories(file.getParent());
-            byte[] bytes = record.render().getBytes(StandardCharsets.UTF_8);
-            Files.write(file, bytes.length > 2 * MAX_RECORD_BYTES ? Arrays.copyOf(bytes, 2 * MAX_RECORD_BYTES) : bytes);
-        } catch (IOException | RuntimeException e) {
+        if (FILES.write(record) == FfdcFiles.FAILED) {
             WRITE_FAILURES.incrementAndGet();
-            TRACE.record(TraceLevel.ERROR, "ffdc.writeFailed", e);
         }
     }
 
@@ -139,6 +151,16 @@ public final class Ffdc {
             }
         }
         return out;
+    }
+
+    /**
+     * Records not written to files because a cap ({@link #MAX_FILES_PROP}, {@link #MAX_TOTAL_BYTES_PROP})
+     * was reached; they are still in memory.
+     *
+     * @return the count
+     */
+    public static long filesSkipped() {
+        return FILES.skipped();
     }
 
     /**

@@ -191,6 +191,10 @@ public final class ResourceTracker {
         open.remove(id);
     }
 
+    LeakRecord record(long id) {
+        return open.get(id);
+    }
+
     boolean isOpen(long id) {
         return open.containsKey(id);
     }

@@ -21,6 +21,14 @@ public final class Trace {
     public static final String TRACE_PROP = "jsdp.trace";
     /** Default of {@link #TRACE_PROP}: every component at {@link TraceLevel#RARE}. */
     public static final String TRACE_DEFAULT = "*:2";
+    /**
+     * System property, read once at start-up: {@code false} removes tracing as if compiled out — no
+     * record reaches the log or the flight recorder whatever {@link #TRACE_PROP} says, and FFDC records
+     * have no history. For measuring what tracing costs; not for production.
+     */
+    public static final String ENABLED_PROP = "jsdp.trace.enabled";
+    /** Default of {@link #ENABLED_PROP}. */
+    public static final boolean ENABLED_DEFAULT = true;
 
     private static final String LOGGER_PREFIX = "io.jsdp.";
     private static final FlightRecorder FLIGHT_RECORDER = FlightRecorder.fromSystemProperties();
@@ -74,6 +82,15 @@ public final class Trace {
                 component.level(parsed.levelOf(component.name()));
             }
         }
+    }
+
+    /**
+     * Whether tracing is compiled in ({@link #ENABLED_PROP}).
+     *
+     * @return false when every trace statement is a no-op
+     */
+    public static boolean enabled() {
+        return TraceComponent.COMPILED_IN;
     }
 
     /**

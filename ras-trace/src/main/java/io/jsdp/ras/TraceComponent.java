@@ -18,6 +18,14 @@ package io.jsdp.ras;
  * formatting allocates only then). Level 0 is not a record level; such records are ignored.
  */
 public final class TraceComponent {
+    /**
+     * {@link Trace#ENABLED_PROP}, read once when this class initializes. As a {@code static final} it is a
+     * constant to the JIT compilers, so with {@code false} every {@code if (T.on(...))} block folds to
+     * nothing in compiled code: the same machine code as with the tracing statements deleted from the
+     * source, which is what "compiled out" means (issue 10).
+     */
+    static final boolean COMPILED_IN = !"false".equalsIgnoreCase(System.getProperty(Trace.ENABLED_PROP, "true").trim());
+
     private final String name;
     private final FlightRecorder ring;
     private final TraceSink sink;
@@ -77,7 +85,7 @@ public final class TraceComponent {
      * @return whether to build and make the record
      */
     public boolean on(int level) {
-        return level <= threshold;
+        return COMPILED_IN && level <= threshold;
     }
 
     /**
@@ -172,7 +180,7 @@ public final class TraceComponent {
      * such as the leak report.
      */
     void recordWithMessage(int level, String event, long d1, String message) {
-        if (level < TraceLevel.ERROR) {
+        if (!COMPILED_IN || level < TraceLevel.ERROR) {
             return;
         }
         if (level <= FlightRecorder.RING_LEVEL) {
@@ -185,7 +193,7 @@ public final class TraceComponent {
 
     private void append(
         int level, String event, int words, long d1, long d2, long d3, long d4, Throwable cause) {
-        if (level < TraceLevel.ERROR) {
+        if (!COMPILED_IN || level < TraceLevel.ERROR) {
             return;
         }
         if (level <= FlightRecorder.RING_LEVEL) {

@@ -31,6 +31,16 @@ public final class Tracked {
         }
     }
 
+    /** The id in the tracker; 0 for an untracked resource. */
+    long id() {
+        return id;
+    }
+
+    /** The tracker's record of the resource, or null once released or when untracked. */
+    LeakRecord record() {
+        return tracker == null ? null : tracker.record(id);
+    }
+
     /**
      * Whether the resource still counts as open in its tracker.
      *

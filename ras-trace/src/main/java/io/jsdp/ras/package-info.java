@@ -33,6 +33,16 @@
  * A {@link io.jsdp.ras.ResourceTracker} per scope (a device) records every resource with owner and
  * allocation site, and reports those still open at close. {@code -Djsdp.leakDetection} is
  * {@code off}, {@code sampled} (default: all counted, one stack in
- * {@code jsdp.leakDetection.samplingInterval} captured) or {@code all} (every stack).
+ * {@code jsdp.leakDetection.samplingInterval} captured) or {@code all} (every stack). A
+ * {@link io.jsdp.ras.LeakDetector} closes and reports objects the application dropped without closing
+ * (channels), with the frame that opened them.
+ *
+ * <h2>Structure markers</h2>
+ * {@link io.jsdp.ras.StructureMarkers} puts a known value between the buffers of a region (receive
+ * buffers, a ring's slots) and checks it before a buffer is used: one load and compare.
+ *
+ * <h2>Tracing compiled out</h2>
+ * {@code -Djsdp.trace.enabled=false}, read once into a {@code static final}, makes every level check
+ * a constant {@code false}: the JIT removes the guarded code, as if the statements were not there.
  */
 package io.jsdp.ras;

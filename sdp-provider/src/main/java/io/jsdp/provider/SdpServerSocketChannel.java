@@ -61,6 +61,10 @@ public final class SdpServerSocketChannel extends ServerSocketChannel implements
     private final java.util.List<HybridSelector.HybridKey> selectorKeys = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** The number {@link SocketRegistry} lists the channel under. */
     private final long socketId;
+    /** The listeners, for the leak cleaner. */
+    private final ChannelLeaks.ServerResources resources;
+    /** Closes and reports this channel if it becomes garbage while open. */
+    private final io.jsdp.ras.LeakDetector.Guard leakGuard;
 
     SdpServerSocketChannel(SelectorProvider provider, SelectorProvider jdk) throws IOException {
         super(provider);
@@ -70,6 +74,10 @@ public final class SdpServerSocketChannel extends ServerSocketChannel implements
         tcp.configureBlocking(false);
         tcp.register(waiter, SelectionKey.OP_ACCEPT);
         this.socketId = SocketRegistry.add(this);
+        this.resources = new ChannelLeaks.ServerResources(tcp, waiter);
+        this.leakGuard = ChannelLeaks.DETECTOR.guard(this, "SERVER_CHANNEL", "unbound", resources);
+        long id = socketId; // the cleaner must not hold the channel
+        resources.onLeak = () -> SocketRegistry.remove(id);
     }
 
     @Override
@@ -81,6 +89,7 @@ public final class SdpServerSocketChannel extends ServerSocketChannel implements
             }
             tcp.bind(local, backlog);
             InetSocketAddress bound = (InetSocketAddress) tcp.getLocalAddress();
+            leakGuard.describe("listening on " + bound);
             Rules.Decision d = Rules.configured().decide(Rules.Kind.BIND, bound, new SdpOptions());
             if (!d.sdp()) {
                 transport = "tcp (rules: " + d.rule() + ")";
@@ -98,6 +107,10 @@ public final class SdpServerSocketChannel extends ServerSocketChannel implements
                 }
                 flowControl = o.flowControl();
                 sdp = stack.listen(bound, backlog < 1 ? 50 : backlog, o);
+                resources.sdp = sdp;
+                // the stack holds the listener and so this callback: it must not hold the channel (leak cleaner)
+                Selector waiter = this.waiter;
+                java.util.List<HybridSelector.HybridKey> selectorKeys = this.selectorKeys;
                 sdp.acceptListener(() -> {
                     waiter.wakeup();
                     for (HybridSelector.HybridKey k : selectorKeys) {
@@ -390,6 +403,7 @@ public final class SdpServerSocketChannel extends ServerSocketChannel implements
         try {
             l = sdp;
             sdp = null;
+            resources.sdp = null;
         } finally {
             stateLock.unlock();
         }
@@ -399,6 +413,7 @@ public final class SdpServerSocketChannel extends ServerSocketChannel implements
             }
             tcp.close();
         } finally {
+            leakGuard.close(); // closed by the application: not a leak
             waiter.wakeup();
             waiter.close();
         }

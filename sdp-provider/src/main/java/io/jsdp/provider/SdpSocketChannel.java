@@ -93,10 +93,25 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     private volatile long tcpBytesReceived;
     private volatile long tcpBytesSent;
 
+    /** The engine connection and TCP delegate, for the leak cleaner; written with {@link #sdp} and {@link #tcp}. */
+    private final ChannelLeaks.StreamResources resources = new ChannelLeaks.StreamResources();
+    /** Closes and reports this channel if it becomes garbage while open; closed by {@link #implCloseSelectableChannel}. */
+    private final io.jsdp.ras.LeakDetector.Guard leakGuard;
+
     SdpSocketChannel(SelectorProvider provider, SelectorProvider jdk) {
         super(provider);
         this.jdk = jdk;
         this.socketId = SocketRegistry.add(this);
+        this.leakGuard = ChannelLeaks.DETECTOR.guard(this, "CHANNEL", "unconnected", resources);
+        long id = socketId; // the cleaner must not hold the channel
+        resources.onLeak = () -> SocketRegistry.remove(id);
+    }
+
+    /** Keeps the leak cleaner's copy of what the channel holds current; under stateLock. */
+    private void holdLocked() {
+        resources.sdp = sdp;
+        resources.tcp = tcp;
+        leakGuard.describe((remote == null ? "unconnected" : "to " + remote) + (transport == null ? "" : ", " + transport));
     }
 
     /** An accepted SDP connection. */
@@ -107,6 +122,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         SdpStack stack = SdpRuntime.stack();
         this.transport = describeSdp(accepted) + (stack == null ? "" : " device=" + stack.rdmaDevice().name() + " provider="
             + stack.rdmaDevice().provider());
+        holdLocked();
     }
 
     /** An accepted TCP connection (the peer came through the TCP half of the server socket). */
@@ -118,6 +134,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         this.transport = "tcp (" + reason + ")";
         SocketRegistry.onFallback(reason, remote);
         ProviderEvents.tcpEstablished(accepted, reason, false);
+        holdLocked();
     }
 
     private static String describeSdp(SdpConnection c) {
@@ -206,6 +223,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                 }
                 sdp = c; // so close() and interrupts reach the connect
                 connectPending = true;
+                holdLocked();
             } finally {
                 stateLock.unlock();
             }
@@ -216,6 +234,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                         connectPending = false;
                         transport = describeSdp(c) + " device=" + stack.rdmaDevice().name() + " provider="
                             + stack.rdmaDevice().provider();
+                        holdLocked();
                     } finally {
                         stateLock.unlock();
                     }
@@ -229,6 +248,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             stateLock.lock();
             try {
                 sdp = null;
+                holdLocked();
             } finally {
                 stateLock.unlock();
             }
@@ -264,6 +284,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             }
             sdp = c;
             connectPending = true;
+            holdLocked();
             watchLocked();
         } finally {
             stateLock.unlock();
@@ -285,6 +306,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             t = tcp;
             transport = "tcp (" + reason + ")";
             connectPending = true;
+            holdLocked();
             for (HybridSelector.HybridKey k : selectorKeys) {
                 k.useDelegate(t);
             }
@@ -309,6 +331,8 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     /** Installs the readiness listener that wakes our selectors, when there are any. */
     private void watchLocked() {
         if (sdp != null && !selectorKeys.isEmpty()) {
+            // the engine connection holds the listener: it must not hold the channel (leak cleaner)
+            List<HybridSelector.HybridKey> selectorKeys = this.selectorKeys;
             sdp.readinessListener((conn, ops) -> {
                 int nio = ((ops & SdpConnection.OP_READ) != 0 ? SelectionKey.OP_READ : 0)
                     | ((ops & SdpConnection.OP_WRITE) != 0 ? SelectionKey.OP_WRITE : 0)
@@ -410,6 +434,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                 return; // already switched, or closing
             }
             sdp = null;
+            holdLocked();
         } finally {
             stateLock.unlock();
         }
@@ -565,6 +590,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                 SdpStack stack = SdpRuntime.stack();
                 transport = describeSdp(c) + (stack == null ? "" : " device=" + stack.rdmaDevice().name() + " provider="
                     + stack.rdmaDevice().provider());
+                holdLocked();
             } finally {
                 stateLock.unlock();
             }
@@ -574,6 +600,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         stateLock.lock();
         try {
             sdp = null;
+            holdLocked();
         } finally {
             stateLock.unlock();
         }
@@ -908,6 +935,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                 tcp = jdk.openSocketChannel();
                 tcp.configureBlocking(isBlocking());
                 applyOptions(tcp);
+                holdLocked();
             }
             tcp.bind(local);
             return this;
@@ -1253,6 +1281,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                 }
             }
         }
+        leakGuard.close(); // closed by the application: not a leak
         if (t != null) {
             t.close();
         }

@@ -34,7 +34,8 @@ final class SoftDeviceMemory implements DeviceMemory, SoftDevice.SoftObject {
 
     SoftDeviceMemory(SoftDevice device, int bytes) {
         this.device = device;
-        ByteBuffer raw = ByteBuffer.allocateDirect(bytes + ALIGNMENT);
+        // alignedSlice rounds both ends to the alignment, so the raw block must hold a whole number of units
+        ByteBuffer raw = ByteBuffer.allocateDirect((bytes + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT + ALIGNMENT);
         ByteBuffer aligned = raw.alignedSlice(ALIGNMENT);
         this.buffer = aligned.limit(bytes).slice();
         this.segment = null;

@@ -17,6 +17,8 @@ public enum Failure {
     PROTOCOL_VIOLATION("Connection reset"),
     /** The queue pair failed (error completion, post failure, overflow); see the FFDC record. */
     DEVICE_ERROR("Connection reset"),
+    /** A structure marker around one of the connection's buffers was overwritten; see the FFDC record. */
+    CORRUPTION("Connection reset"),
     /** A keepalive probe found the peer gone. */
     KEEPALIVE_TIMEOUT("Connection timed out"),
     /** A graceful close did not finish in time and was made abortive. */

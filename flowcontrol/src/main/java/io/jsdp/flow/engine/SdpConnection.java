@@ -15,6 +15,7 @@ import io.jsdp.flow.wire.RingMessages;
 import io.jsdp.flow.wire.RdmaComplHeader;
 import io.jsdp.flow.wire.SrcAvailHeader;
 import io.jsdp.ras.Ffdc;
+import io.jsdp.ras.StructureMarkers;
 import io.jsdp.ras.TraceLevel;
 import io.jsdp.verbs.Access;
 import io.jsdp.verbs.CmEvent;
@@ -58,11 +59,15 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <h2>Memory</h2>
  * One device-memory block per connection, registered once:
- * {@code [receive buffers R × B][send slots S × B][control slots C × 256][notification slots S × 32]},
- * and, when this side asks for packetized flow control, a second block of {@code R × B} bytes: the
- * receive ring the peer RDMA-writes into (registered for remote write, advertised in the Hello or
- * HelloAck). A message occupies one
- * receive buffer until the application has read all of it; then the buffer is reposted. A write copies
+ * {@code [marker, then R × (receive buffer B, marker)][send slots S × B][control slots C × 256][notification slots S × 32]},
+ * markers 8 bytes, the send slots from the next 64-byte boundary; and, when this side asks for
+ * packetized flow control, a second block of {@code R × B} bytes: the receive ring the peer
+ * RDMA-writes into (registered for remote write, advertised in the Hello or HelloAck; no markers yet).
+ * A message occupies one receive buffer until the application has read all of it; then the buffer is
+ * reposted. The receive buffers have {@link StructureMarkers} between them (seed 000 5.1.4), checked
+ * when a message arrives in a buffer and before it is read: a broken marker aborts the connection
+ * ({@link Failure#CORRUPTION}, FFDC {@code corruption.RECEIVE_BUFFER}) instead of handing on bytes from
+ * overwritten memory. A write copies
  * into the open send slot; a slot goes on the wire as one message when it is full, or — partly full —
  * when nothing else of ours is in flight or {@code TCP_NODELAY} is set (Nagle's rule with the send
  * completion standing in for the ACK), and only while the peer has credits.
@@ -319,7 +324,7 @@ public final class SdpConnection {
         this.bufferBytes = options.bufferBytes();
         this.recvCount = options.receiveBuffers();
         this.sendCount = options.sendBuffers();
-        this.sendBase = recvCount * bufferBytes;
+        this.sendBase = (StructureMarkers.regionBytes(recvCount, bufferBytes) + 63) & ~63; // send slots on a cache line
         this.ctrlBase = sendBase + sendCount * bufferBytes;
         this.noteBase = ctrlBase + CTRL_SLOTS * CTRL_SLOT_BYTES;
         this.wish = options.flowControl();
@@ -379,6 +384,7 @@ public final class SdpConnection {
         this.ringMr = rr;
         this.ringMem = rm == null ? null : rm.buffer();
         this.ringBytes = rm == null ? 0 : recvCount * bufferBytes;
+        StructureMarkers.place(mem, 0, recvCount, bufferBytes);
         bsdh.wrap(mem, 0);
         stack.register(cq, this);
         stack.register(cmId, this::onCmEvent);
@@ -530,6 +536,9 @@ public final class SdpConnection {
                 return FAILED;
             }
             int n = copyOutLocked(dst);
+            if (n == 0 && state == State.FAILED) {
+                return FAILED; // a broken structure marker found before the read
+            }
             if (n > 0) {
                 transmitLocked();
                 maybeReleaseLocked();
@@ -590,7 +599,11 @@ public final class SdpConnection {
             }
             int left = unreadLen[slot] - headOffset;
             int n = Math.min(left, dst.remaining());
-            int from = buf * bufferBytes + Bsdh.LENGTH + unreadSkip[slot] + headOffset;
+            if (!StructureMarkers.checkAround(mem, 0, buf, bufferBytes)) {
+                corruptionLocked(buf, "before a read");
+                return total;
+            }
+            int from = recvOffset(buf) + Bsdh.LENGTH + unreadSkip[slot] + headOffset;
             dst.put(dst.position(), mem, from, n);
             dst.position(dst.position() + n);
             total += n;
@@ -1481,8 +1494,12 @@ public final class SdpConnection {
             return;
         }
         messagesReceived++;
+        if (!StructureMarkers.checkAround(mem, 0, buf, bufferBytes)) {
+            corruptionLocked(buf, "on arrival of a message");
+            return;
+        }
         int len = wc.byteLen();
-        int off = buf * bufferBytes;
+        int off = recvOffset(buf);
         if (len < Bsdh.LENGTH) {
             violationLocked(Violation.SHORT_MESSAGE, "received " + len + " bytes");
             return;
@@ -2177,7 +2194,7 @@ public final class SdpConnection {
         if (released || qp == null) {
             return false;
         }
-        rwr.wrId(KIND_RECV | buf).numSge(0).sge(0, mrAddress + (long) buf * bufferBytes, bufferBytes, lkey);
+        rwr.wrId(KIND_RECV | buf).numSge(0).sge(0, mrAddress + recvOffset(buf), bufferBytes, lkey);
         int rc = qp.postRecv(rwr);
         if (rc != Errno.OK) {
             failLocked(Failure.DEVICE_ERROR, "post of receive " + buf + " failed (errno " + rc + ")", false, true);
@@ -2372,6 +2389,33 @@ public final class SdpConnection {
         if (keepAliveTimer != null) {
             keepAliveTimer.cancel(false);
         }
+    }
+
+    private int brokenMarkersLocked() {
+        int broken = 0;
+        for (int i = 0; i <= recvCount; i++) {
+            if (!StructureMarkers.check(mem, 0, i, bufferBytes)) {
+                broken++;
+            }
+        }
+        return broken;
+    }
+
+    private int recvOffset(int buf) {
+        return StructureMarkers.bufferOffset(buf, bufferBytes);
+    }
+
+    /** A broken structure marker around receive buffer {@code buf}: abort, never hand on its bytes. */
+    private void corruptionLocked(int buf, String when) {
+        int marker = StructureMarkers.brokenAround(mem, 0, buf, bufferBytes);
+        failLocked(Failure.CORRUPTION, "receive buffer " + buf + " " + when + ": " + StructureMarkers.describe(
+            "the receive buffers of connection " + connectionId, mem, 0, Math.max(marker, buf), bufferBytes),
+            true, true, "corruption.RECEIVE_BUFFER");
+    }
+
+    /** The connection's registered memory, receive buffers first: for tests that play a stray write. */
+    ByteBuffer memoryForTests() {
+        return mem;
     }
 
     private void violationLocked(Violation v, String detail) {
@@ -2721,7 +2765,9 @@ public final class SdpConnection {
             .append(fc.describe()).append(" deviceOutstanding=").append(deviceOutstanding).append('\n')
             .append("mseq next=").append(nextMseq).append(" lastReceived=").append(lastRecvMseq).append('\n')
             .append("receive buffers=").append(recvCount).append('x').append(bufferBytes).append(" posted=").append(posted)
-            .append(" unreadMessages=").append(unreadTail - unreadHead).append(" unreadBytes=").append(unreadBytes).append('\n')
+            .append(" unreadMessages=").append(unreadTail - unreadHead).append(" unreadBytes=").append(unreadBytes)
+            .append(" brokenMarkers=").append(released ? "unknown (memory released)" : String.valueOf(brokenMarkersLocked()))
+            .append('\n')
             .append("send slots=").append(sendCount).append(" goal=").append(goal).append(" posted=").append(slotPosted)
             .append(" completed=").append(slotCompleted).append(" open=").append(slotOpen).append('+').append(openBytes)
             .append(" control posted=").append(ctrlPosted).append(" completed=").append(ctrlCompleted).append('\n')

@@ -153,6 +153,8 @@ class CrossProcessStreamTest {
             assertNotNull(c.failure());
             List<FfdcRecord> records = Ffdc.find("connection.", "connection " + c.id() + " ");
             assertFalse(records.isEmpty(), () -> "an FFDC record for connection " + c.id() + ": " + Ffdc.recent());
+            // issue 10, acceptance 1: peer death, the record holds the whole snapshot
+            FfdcContent.assertComplete(records.get(0), "connection." + c.failure().name(), c);
             // both blocked application threads are woken and see the failure, nothing hangs
             assertPumpFailed(writer, "writer");
             assertPumpFailed(reader, "reader");

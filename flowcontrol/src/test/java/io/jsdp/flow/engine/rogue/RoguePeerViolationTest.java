@@ -10,6 +10,7 @@ import io.jsdp.flow.FlowControlScheme;
 import io.jsdp.flow.Violation;
 import io.jsdp.flow.credit.CreditFlowControl;
 import io.jsdp.flow.engine.Blocking;
+import io.jsdp.flow.engine.FfdcContent;
 import io.jsdp.flow.engine.SdpConnection;
 import io.jsdp.flow.engine.SdpOptions;
 import io.jsdp.flow.wire.Bsdh;
@@ -61,9 +62,10 @@ class RoguePeerViolationTest {
         return b;
     }
 
-    /** The engine aborted the attacked connection with {@code v}; the rogue saw it; the rest is untouched. */
+    /** The engine aborted the attacked connection with {@code v}, FFDC record complete; the rogue saw it; the rest is untouched. */
     private static void expectAbort(RogueBench b, Attack a, Violation v) throws InterruptedException {
-        RogueBench.assertViolation(a.engine(), v);
+        // issue 10, acceptance 1: the record holds the whole snapshot
+        FfdcContent.assertComplete(RogueBench.assertViolation(a.engine(), v), "protocol." + v.name(), a.engine());
         assertTrue(a.rogue().awaitAbort(OUTCOME_NS), "the rogue saw no abort: " + a.rogue().describeEnd());
         assertTrue(a.engine().awaitReleased(OUTCOME_NS), "the aborted connection is released");
         b.assertHealthyStillStreams();
