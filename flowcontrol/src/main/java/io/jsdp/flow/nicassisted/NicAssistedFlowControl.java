@@ -3,6 +3,7 @@ package io.jsdp.flow.nicassisted;
 import io.jsdp.flow.FlowControl;
 import io.jsdp.flow.FlowControlScheme;
 import io.jsdp.flow.Violation;
+import io.jsdp.flow.credit.CreditAccountedFlowControl;
 import io.jsdp.flow.credit.CreditFlowControl;
 
 /**
@@ -31,8 +32,7 @@ import io.jsdp.flow.credit.CreditFlowControl;
  *
  * <p>Single-threaded: the engine calls it under the connection lock.
  */
-public final class NicAssistedFlowControl implements FlowControl {
-    private final CreditFlowControl credit = new CreditFlowControl(false);
+public final class NicAssistedFlowControl extends CreditAccountedFlowControl {
     private final int deviceMessages;
 
     /**
@@ -41,6 +41,7 @@ public final class NicAssistedFlowControl implements FlowControl {
      * @param deviceMessages the device-handled part: data messages posted beyond the credits (at least 1)
      */
     public NicAssistedFlowControl(int deviceMessages) {
+        super(new CreditFlowControl(false));
         if (deviceMessages < 1) {
             throw new IllegalArgumentException("deviceMessages must be >= 1: " + deviceMessages);
         }
@@ -67,35 +68,11 @@ public final class NicAssistedFlowControl implements FlowControl {
         return true;
     }
 
-    @Override
-    public void onHandshake(boolean active, int peerBufs) {
-        credit.onHandshake(active, peerBufs);
-    }
 
-    @Override
-    public boolean canSend(int kind, int posted, int lastReceivedMseq) {
-        return credit.canSend(kind, posted, lastReceivedMseq);
-    }
 
-    @Override
-    public void onSend(int mseq, int bufs, int mseqAck) {
-        credit.onSend(mseq, bufs, mseqAck);
-    }
 
-    @Override
-    public Violation onReceive(int mseq, int mseqAck, int bufs, boolean creditUpdate, int nextMseq) {
-        return credit.onReceive(mseq, mseqAck, bufs, creditUpdate, nextMseq);
-    }
 
-    @Override
-    public boolean creditUpdateNeeded(int posted, int lastReceivedMseq, int capacity) {
-        return credit.creditUpdateNeeded(posted, lastReceivedMseq, capacity);
-    }
 
-    @Override
-    public int credits() {
-        return credit.credits();
-    }
 
     @Override
     public String describe() {

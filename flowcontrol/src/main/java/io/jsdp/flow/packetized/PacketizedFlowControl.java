@@ -3,6 +3,7 @@ package io.jsdp.flow.packetized;
 import io.jsdp.flow.FlowControl;
 import io.jsdp.flow.FlowControlScheme;
 import io.jsdp.flow.Violation;
+import io.jsdp.flow.credit.CreditAccountedFlowControl;
 import io.jsdp.flow.credit.CreditFlowControl;
 
 /**
@@ -30,13 +31,12 @@ import io.jsdp.flow.credit.CreditFlowControl;
  * than 2^31 bytes, so differences are exact). Single-threaded: the engine calls it under the
  * connection lock.
  */
-public final class PacketizedFlowControl implements FlowControl {
+public final class PacketizedFlowControl extends CreditAccountedFlowControl {
     /** The smallest ring a peer may advertise. */
     public static final int RING_BYTES_MIN = 256;
     /** The largest ring a peer may advertise (256 buffers of 1 MiB). */
     public static final int RING_BYTES_MAX = 256 << 20;
 
-    private final CreditFlowControl credit = new CreditFlowControl();
     // ---- sending into the peer's ring
     private int peerRingBytes;
     private long ringTail;
@@ -46,6 +46,11 @@ public final class PacketizedFlowControl implements FlowControl {
     private long written;
     private long consumed;
     private long advertised;
+
+    /** Packetized flow control; the ring sizes come with the handshake. */
+    public PacketizedFlowControl() {
+        super(new CreditFlowControl());
+    }
 
     @Override
     public FlowControlScheme scheme() {
@@ -220,35 +225,11 @@ public final class PacketizedFlowControl implements FlowControl {
 
     // ------------------------------------------------------------------ message accounting
 
-    @Override
-    public void onHandshake(boolean active, int peerBufs) {
-        credit.onHandshake(active, peerBufs);
-    }
 
-    @Override
-    public boolean canSend(int kind, int posted, int lastReceivedMseq) {
-        return credit.canSend(kind, posted, lastReceivedMseq);
-    }
 
-    @Override
-    public void onSend(int mseq, int bufs, int mseqAck) {
-        credit.onSend(mseq, bufs, mseqAck);
-    }
 
-    @Override
-    public Violation onReceive(int mseq, int mseqAck, int bufs, boolean creditUpdate, int nextMseq) {
-        return credit.onReceive(mseq, mseqAck, bufs, creditUpdate, nextMseq);
-    }
 
-    @Override
-    public boolean creditUpdateNeeded(int posted, int lastReceivedMseq, int capacity) {
-        return credit.creditUpdateNeeded(posted, lastReceivedMseq, capacity);
-    }
 
-    @Override
-    public int credits() {
-        return credit.credits();
-    }
 
     @Override
     public String describe() {

@@ -26,7 +26,7 @@ class ConnectionEventsJfrTest {
 
     @Test
     void lifecycleAndStallEventsAreRecorded(@TempDir Path dir) throws Exception {
-        Path file = dir.resolve("jsdp.jfr");
+        Path file = dir.resolve("connection-events.jfr");
         long idA;
         long idB;
         long sent;
