@@ -3,17 +3,12 @@ package io.jsdp.provider.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -31,62 +26,22 @@ class AgentTwoJvmIT {
     private static final String TEST_CLASSES = Path.of("target", "test-classes").toAbsolutePath().toString();
     private static final int BYTES = 4 << 20;
 
-    /** A forked JVM whose output lines are collected by a daemon thread. */
-    private static final class Jvm implements AutoCloseable {
-        final Process process;
-        final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
-        final List<String> transcript = new ArrayList<>();
+    /** A forked JVM running {@link EchoMain}. */
+    private static ForkedJvm jvm(List<String> jvmArgs, String... args) throws IOException {
+        return jvm(EchoMain.class, jvmArgs, args);
+    }
 
-        Jvm(List<String> jvmArgs, String... args) throws IOException {
-            this(EchoMain.class, jvmArgs, args);
-        }
-
-        Jvm(Class<?> main, List<String> jvmArgs, String... args) throws IOException {
-            List<String> cmd = new ArrayList<>();
-            cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-            cmd.add("-Xmx128m");
-            cmd.addAll(jvmArgs);
-            cmd.add("-cp");
-            cmd.add(TEST_CLASSES + File.pathSeparator + JAR + File.pathSeparator + System.getProperty("java.class.path"));
-            cmd.add(main.getName());
-            cmd.addAll(List.of(args));
-            process = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-            Thread t = new Thread(() -> {
-                try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                    for (String l; (l = r.readLine()) != null;) {
-                        lines.add(l);
-                    }
-                } catch (IOException ended) {
-                    // killed
-                }
-            });
-            t.setDaemon(true);
-            t.start();
-        }
-
-        String await(String prefix) throws InterruptedException {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            for (;;) {
-                String l = lines.poll(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                if (l == null) {
-                    throw new AssertionError("no '" + prefix + "' from " + process.pid() + "; output: " + transcript);
-                }
-                transcript.add(l);
-                if (l.startsWith(prefix)) {
-                    return l;
-                }
-            }
-        }
-
-        @Override
-        public void close() {
-            process.destroyForcibly();
-            try {
-                process.waitFor(10, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+    /** A forked JVM running {@code main} with the test classes and the jsdp jar on its class path. */
+    private static ForkedJvm jvm(Class<?> main, List<String> jvmArgs, String... args) throws IOException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.add("-Xmx128m");
+        cmd.addAll(jvmArgs);
+        cmd.add("-cp");
+        cmd.add(TEST_CLASSES + File.pathSeparator + JAR + File.pathSeparator + System.getProperty("java.class.path"));
+        cmd.add(main.getName());
+        cmd.addAll(List.of(args));
+        return new ForkedJvm(cmd);
     }
 
     private static List<String> agent() {
@@ -100,9 +55,9 @@ class AgentTwoJvmIT {
     /** Runs server and client; returns {server line, client line}. */
     private static String[] run(List<String> serverArgs, List<String> clientArgs) throws Exception {
         assertTrue(Files.isRegularFile(JAR), "build the jar first: " + JAR);
-        try (Jvm server = new Jvm(serverArgs, "server")) {
+        try (ForkedJvm server = jvm(serverArgs, "server")) {
             String port = server.await("READY").split(" ")[1];
-            try (Jvm client = new Jvm(clientArgs, "client", port, Integer.toString(BYTES))) {
+            try (ForkedJvm client = jvm(clientArgs, "client", port, Integer.toString(BYTES))) {
                 String c = client.await("CLIENT");
                 String s = server.await("SERVER");
                 assertTrue(c.startsWith("CLIENT OK"), c);
@@ -162,7 +117,7 @@ class AgentTwoJvmIT {
             Files.writeString(rules, "# fine\nconnect * * rdma\n");
             List<String> args = new ArrayList<>(agent());
             args.add("-Djsdp.rules=" + rules);
-            try (Jvm jvm = new Jvm(args, "server")) {
+            try (ForkedJvm jvm = jvm(args, "server")) {
                 assertTrue(jvm.process.waitFor(60, TimeUnit.SECONDS));
                 assertTrue(jvm.process.exitValue() != 0);
                 Thread.sleep(200);
@@ -178,9 +133,9 @@ class AgentTwoJvmIT {
     @Test
     void anUnmodifiedNettyEchoTravelsOverSdpWithTheAgentAndOverTcpWithout() throws Exception {
         for (boolean agentOnServer : new boolean[] {true, false}) {
-            try (Jvm server = new Jvm(NettyEchoMain.class, agentOnServer ? agent() : List.of(), "server")) {
+            try (ForkedJvm server = jvm(NettyEchoMain.class, agentOnServer ? agent() : List.of(), "server")) {
                 String port = server.await("READY").split(" ")[1];
-                try (Jvm client = new Jvm(NettyEchoMain.class, agent(), "client", port, Integer.toString(BYTES))) {
+                try (ForkedJvm client = jvm(NettyEchoMain.class, agent(), "client", port, Integer.toString(BYTES))) {
                     String c = client.await("CLIENT");
                     String s = server.await("SERVER");
                     if (agentOnServer) {
@@ -198,9 +153,9 @@ class AgentTwoJvmIT {
     @Test
     void plainJavaNetSocketsTravelOverSdpWithTheAgentAndOverTcpWithout() throws Exception {
         for (boolean agentOnServer : new boolean[] {true, false}) {
-            try (Jvm server = new Jvm(SocketEchoMain.class, agentOnServer ? agent() : List.of(), "server")) {
+            try (ForkedJvm server = jvm(SocketEchoMain.class, agentOnServer ? agent() : List.of(), "server")) {
                 String port = server.await("READY").split(" ")[1];
-                try (Jvm client = new Jvm(SocketEchoMain.class, agent(), "client", port, Integer.toString(BYTES))) {
+                try (ForkedJvm client = jvm(SocketEchoMain.class, agent(), "client", port, Integer.toString(BYTES))) {
                     String c = client.await("CLIENT");
                     String s = server.await("SERVER");
                     if (agentOnServer) {
@@ -217,13 +172,13 @@ class AgentTwoJvmIT {
 
     @Test
     void theJdksHttpClientAndHttpServerAndADatagramEchoWorkWithJsdpJvmWide() throws Exception {
-        try (Jvm http = new Jvm(DelegationMain.class, agent(), "http")) {
+        try (ForkedJvm http = jvm(DelegationMain.class, agent(), "http")) {
             assertEquals("PROVIDER io.jsdp.SdpSelectorProvider", http.await("PROVIDER"));
             for (int i = 0; i < 3; i++) {
                 assertEquals("HTTP 200 hello over jsdp", http.await("HTTP"));
             }
         }
-        try (Jvm udp = new Jvm(DelegationMain.class, agent(), "udp")) {
+        try (ForkedJvm udp = jvm(DelegationMain.class, agent(), "udp")) {
             assertEquals("PROVIDER io.jsdp.SdpSelectorProvider", udp.await("PROVIDER"));
             assertEquals("UDP 5 selector=HybridSelector", udp.await("UDP"));
         }

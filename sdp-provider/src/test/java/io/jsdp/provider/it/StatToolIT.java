@@ -4,19 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.BufferedReader;
 import java.io.File;
-import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -33,52 +27,6 @@ class StatToolIT {
     private static final Path JAR = Path.of("target", "jsdp.jar").toAbsolutePath();
     private static final String TEST_CLASSES = Path.of("target", "test-classes").toAbsolutePath().toString();
     private static final String JAVA = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-
-    /** A forked JVM whose output lines a daemon thread collects. */
-    private static final class Jvm implements AutoCloseable {
-        final Process process;
-        final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
-        final List<String> transcript = new ArrayList<>();
-
-        Jvm(List<String> cmd) throws IOException {
-            process = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-            Thread t = new Thread(() -> {
-                try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                    for (String l; (l = r.readLine()) != null;) {
-                        lines.add(l);
-                    }
-                } catch (IOException ended) {
-                    // killed
-                }
-            });
-            t.setDaemon(true);
-            t.start();
-        }
-
-        String await(String prefix) throws InterruptedException {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            for (;;) {
-                String l = lines.poll(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                if (l == null) {
-                    throw new AssertionError("no '" + prefix + "' from " + process.pid() + "; output: " + transcript);
-                }
-                transcript.add(l);
-                if (l.startsWith(prefix)) {
-                    return l;
-                }
-            }
-        }
-
-        @Override
-        public void close() {
-            process.destroyForcibly();
-            try {
-                process.waitFor(10, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
 
     private record Result(int exit, String out, String err) {
     }
@@ -146,9 +94,9 @@ class StatToolIT {
     @Test
     void statListsSdpAndFallbackConnectionsAndDumpWritesTheSnapshot(@TempDir Path dir) throws Exception {
         assertTrue(Files.isRegularFile(JAR), "build the jar first: " + JAR);
-        try (Jvm plain = new Jvm(List.of(JAVA, "-Xmx64m", "-cp", TEST_CLASSES, StatChildMain.class.getName(), "plain"))) {
+        try (ForkedJvm plain = new ForkedJvm(List.of(JAVA, "-Xmx64m", "-cp", TEST_CLASSES, StatChildMain.class.getName(), "plain"))) {
             String plainPort = plain.await("READY").split(" ")[1];
-            try (Jvm app = new Jvm(List.of(JAVA, "-Xmx128m", "-javaagent:" + JAR,
+            try (ForkedJvm app = new ForkedJvm(List.of(JAVA, "-Xmx128m", "-javaagent:" + JAR,
                 "-cp", TEST_CLASSES + File.pathSeparator + JAR, StatChildMain.class.getName(), "app", plainPort))) {
                 Map<String, String> ready = fields(app.await("READY"));
                 String lo = "127.0.0.1:";
@@ -240,7 +188,7 @@ class StatToolIT {
 
     @Test
     void aJvmWithoutJavaManagementLosesTheMBeanNotItsConnections() throws Exception {
-        try (Jvm app = new Jvm(List.of(JAVA, "-Xmx64m", "--limit-modules", "java.base,jdk.jfr,jdk.unsupported",
+        try (ForkedJvm app = new ForkedJvm(List.of(JAVA, "-Xmx64m", "--limit-modules", "java.base,jdk.jfr,jdk.unsupported",
             "-Djava.nio.channels.spi.SelectorProvider=io.jsdp.SdpSelectorProvider",
             "-cp", TEST_CLASSES + File.pathSeparator + JAR, StatChildMain.class.getName(), "nio"))) {
             String ready = app.await("READY");
