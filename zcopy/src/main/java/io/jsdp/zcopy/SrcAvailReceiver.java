@@ -67,6 +67,10 @@ final class SrcAvailReceiver {
     private ScheduledFuture<?> readTimer;
     private long rdmaBytes;
     private long refusals;
+    /** Samples: nanoseconds from reading an advertisement to the end until the next SrcAvail came. */
+    private final SpinAdvisor spin = new SpinAdvisor();
+    /** When the last advertisement was read to the end with no other queued; 0 once the next came. */
+    private long readAllNs;
 
     SrcAvailReceiver(ZeroCopy zc, LargeTransfers.Port port) {
         this.zc = zc;
@@ -77,6 +81,12 @@ final class SrcAvailReceiver {
     }
 
     boolean onSrcAvail(int mseq, long len, int inlineBytes, int rkey, long vaddr, boolean inputShut, int mseqAck) {
+        if (readAllNs != 0) {
+            long now = System.nanoTime();
+            spin.learn(now - readAllNs);
+            spin.onEvent(now);
+            readAllNs = 0;
+        }
         if (refusing) {
             if (sendSmOwed > 0 || unreported > 0 || mseqAck - sendSmMseq < 0) {
                 discards++;
@@ -244,6 +254,9 @@ final class SrcAvailReceiver {
             a.active = false;
             a.finished = true;
             activeCount--;
+            if (tail - head == 1) {
+                readAllNs = System.nanoTime();
+            }
         } else if (cancelAfterRead) {
             refuse(a);
             a.finished = true;
@@ -307,6 +320,17 @@ final class SrcAvailReceiver {
         return remoteBytes;
     }
 
+    /**
+     * A reader that has read the last advertisement: poll until twice the recent time from such a read
+     * to the next SrcAvail ({@link SpinAdvisor}).
+     */
+    long spinHintNs(long nowNs) {
+        if (readAllNs == 0) {
+            return 0;
+        }
+        return spin.advise(nowNs, readAllNs + 2 * spin.average(), port.options().spinNs(), zc.settings().spinMaxNs());
+    }
+
     void discardIncoming() {
         if (reading) {
             // never SendSm while our READ runs: the source would free the buffer under it
@@ -363,6 +387,6 @@ final class SrcAvailReceiver {
         return "sink adverts=" + (tail - head) + " active=" + activeCount + " remoteBytes=" + remoteBytes + " reading="
             + reading + " unreported=" + unreported + " sendSmOwed=" + sendSmOwed + " refusing=" + refusing + " refusals=" + refusals
             + " discards=" + discards
-            + " rdmaBytes=" + rdmaBytes;
+            + " rdmaBytes=" + rdmaBytes + " spin " + spin.describe();
     }
 }

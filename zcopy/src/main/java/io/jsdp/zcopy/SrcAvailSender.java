@@ -38,6 +38,8 @@ final class SrcAvailSender {
         int inline;
         long acked;
         int mseq;
+        /** When its SrcAvail was posted. */
+        long postNs;
         byte state;
         RegistrationCache.Entry reg;
     }
@@ -62,6 +64,8 @@ final class SrcAvailSender {
     private long fallbacks;
     private long cancels;
     private int maxInFlight;
+    /** Samples: nanoseconds per MiB from a SrcAvail's post to its last RdmaRdCompl. */
+    private final SpinAdvisor spin = new SpinAdvisor();
 
     SrcAvailSender(ZeroCopy zc, LargeTransfers.Port port) {
         this.zc = zc;
@@ -211,6 +215,7 @@ final class SrcAvailSender {
                 break;
             }
             t.mseq = m;
+            t.postNs = System.nanoTime();
             t.state = ADVERTISED;
             lastMseq = m;
             anySent = true;
@@ -288,6 +293,9 @@ final class SrcAvailSender {
         t.acked += size;
         rdmaBytes += size;
         if (t.acked == t.len) {
+            long now = System.nanoTime();
+            spin.learn((long) ((double) (now - t.postNs) * (1 << 20) / (t.len - t.inline)));
+            spin.onEvent(now);
             t.state = DONE;
             transfers++;
             release(t);
@@ -297,6 +305,31 @@ final class SrcAvailSender {
             }
             watchOldest();
         }
+    }
+
+    /**
+     * A writer held by the outstanding advertisements: poll until twice the time they should take at
+     * the recent rate, counted from the oldest one's post ({@link SpinAdvisor}).
+     */
+    long spinHintNs(long nowNs) {
+        long bytes = 0;
+        long from = nowNs;
+        boolean first = true;
+        for (long i = head; i < tail; i++) {
+            Transfer t = at(i);
+            if (t.state == ADVERTISED || t.state == WAIT_POST) {
+                bytes += t.len - t.acked;
+                if (first && t.state == ADVERTISED) {
+                    from = t.postNs;
+                }
+                first = false;
+            }
+        }
+        if (bytes == 0) {
+            return 0;
+        }
+        long expected = from + 2 * (long) ((double) spin.average() * bytes / (1 << 20));
+        return spin.advise(nowNs, expected, port.options().spinNs(), zc.settings().spinMaxNs());
     }
 
     /** SendSm: the sink takes no more of the oldest outstanding advertisement, and discards the later ones. */
@@ -391,6 +424,6 @@ final class SrcAvailSender {
         }
         return b.append(" cancel=").append(cancel).append(" transfers=").append(transfers).append(" fallbacks=")
             .append(fallbacks).append(" cancels=").append(cancels).append(" maxInFlight=").append(maxInFlight)
-            .append(" rdmaBytes=").append(rdmaBytes).toString();
+            .append(" rdmaBytes=").append(rdmaBytes).append(" spin ").append(spin.describe()).toString();
     }
 }

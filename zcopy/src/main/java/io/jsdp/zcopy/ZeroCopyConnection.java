@@ -31,6 +31,11 @@ final class ZeroCopyConnection implements LargeTransfers {
     }
 
     @Override
+    public long spinHintNs(boolean write, long nowNs) {
+        return write ? source.spinHintNs(nowNs) : sink.spinHintNs(nowNs);
+    }
+
+    @Override
     public boolean hasPendingOutput() {
         return source.hasPendingOutput() || sink.hasPendingOutput();
     }

@@ -13,9 +13,12 @@ import java.util.concurrent.TimeUnit;
  * @param readTimeoutNs how long a sink waits for its RDMA READ (OFED {@code SDP_RDMA_READ_TIMEOUT}, 60 s)
  * @param registrationBudgetBytes registered bytes the cache keeps when idle (most recently used first)
  * @param inlineBytes the first bytes of an advertised buffer that travel inline in the SrcAvail
+ * @param spinMaxNs how long, at most, a blocked zero-copy writer polls beyond the engine's spin window
+ *     ({@code jsdp.spinNs}) while its transfers are expected to end, judged by how long recent ones took;
+ *     0 parks after the spin window as every other wait does, and so does a spin window of 0
  */
 public record ZeroCopySettings(long srcAvailTimeoutNs, long cancelTimeoutNs, long readTimeoutNs,
-                               long registrationBudgetBytes, int inlineBytes) {
+                               long registrationBudgetBytes, int inlineBytes, long spinMaxNs) {
     /** Property: {@link #srcAvailTimeoutNs} in milliseconds. */
     public static final String SRC_AVAIL_TIMEOUT_MS_PROP = "jsdp.zcopy.srcAvailTimeoutMs";
     /** Default of {@link #SRC_AVAIL_TIMEOUT_MS_PROP}. */
@@ -36,6 +39,10 @@ public record ZeroCopySettings(long srcAvailTimeoutNs, long cancelTimeoutNs, lon
     public static final String INLINE_BYTES_PROP = "jsdp.zcopy.inlineBytes";
     /** Default of {@link #INLINE_BYTES_PROP}: one page, as OFED's combined mode. */
     public static final int INLINE_BYTES_DEFAULT = 4096;
+    /** Property: {@link #spinMaxNs}. */
+    public static final String SPIN_MAX_NS_PROP = "jsdp.zcopy.spinMaxNs";
+    /** Default of {@link #SPIN_MAX_NS_PROP}: 1 ms (a 1 MiB transfer takes some 50 µs on a fast machine). */
+    public static final long SPIN_MAX_NS_DEFAULT = 1_000_000;
 
     /**
      * Checks the values.
@@ -46,8 +53,8 @@ public record ZeroCopySettings(long srcAvailTimeoutNs, long cancelTimeoutNs, lon
         if (srcAvailTimeoutNs <= 0 || cancelTimeoutNs <= 0 || readTimeoutNs <= 0) {
             throw new IllegalArgumentException("zero-copy timeouts must be positive");
         }
-        if (registrationBudgetBytes < 0 || inlineBytes < 0) {
-            throw new IllegalArgumentException("registrationBudgetBytes and inlineBytes must not be negative");
+        if (registrationBudgetBytes < 0 || inlineBytes < 0 || spinMaxNs < 0) {
+            throw new IllegalArgumentException("registrationBudgetBytes, inlineBytes and spinMaxNs must not be negative");
         }
     }
 
@@ -63,7 +70,8 @@ public record ZeroCopySettings(long srcAvailTimeoutNs, long cancelTimeoutNs, lon
             TimeUnit.MILLISECONDS.toNanos(prop(CANCEL_TIMEOUT_MS_PROP, CANCEL_TIMEOUT_MS_DEFAULT, 1, 3_600_000)),
             TimeUnit.MILLISECONDS.toNanos(prop(READ_TIMEOUT_MS_PROP, READ_TIMEOUT_MS_DEFAULT, 1, 3_600_000)),
             prop(REGISTRATION_BUDGET_PROP, REGISTRATION_BUDGET_DEFAULT, 0, Long.MAX_VALUE),
-            (int) prop(INLINE_BYTES_PROP, INLINE_BYTES_DEFAULT, 0, 1 << 20));
+            (int) prop(INLINE_BYTES_PROP, INLINE_BYTES_DEFAULT, 0, 1 << 20),
+            prop(SPIN_MAX_NS_PROP, SPIN_MAX_NS_DEFAULT, 0, 10_000_000_000L));
     }
 
     /**
@@ -76,7 +84,7 @@ public record ZeroCopySettings(long srcAvailTimeoutNs, long cancelTimeoutNs, lon
      */
     public ZeroCopySettings withTimeoutsMs(long srcAvailMs, long cancelMs, long readMs) {
         return new ZeroCopySettings(TimeUnit.MILLISECONDS.toNanos(srcAvailMs), TimeUnit.MILLISECONDS.toNanos(cancelMs),
-            TimeUnit.MILLISECONDS.toNanos(readMs), registrationBudgetBytes, inlineBytes);
+            TimeUnit.MILLISECONDS.toNanos(readMs), registrationBudgetBytes, inlineBytes, spinMaxNs);
     }
 
     /**
@@ -86,7 +94,7 @@ public record ZeroCopySettings(long srcAvailTimeoutNs, long cancelTimeoutNs, lon
      * @return the copy
      */
     public ZeroCopySettings withRegistrationBudget(long bytes) {
-        return new ZeroCopySettings(srcAvailTimeoutNs, cancelTimeoutNs, readTimeoutNs, bytes, inlineBytes);
+        return new ZeroCopySettings(srcAvailTimeoutNs, cancelTimeoutNs, readTimeoutNs, bytes, inlineBytes, spinMaxNs);
     }
 
     private static long prop(String name, long def, long min, long max) {

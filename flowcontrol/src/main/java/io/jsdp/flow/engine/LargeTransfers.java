@@ -233,6 +233,22 @@ public interface LargeTransfers {
     boolean holdsOutput();
 
     /**
+     * How much longer than the spin window ({@link SdpOptions#spinNs()}) a blocked caller should keep
+     * polling before it parks: a writer whose transfers the peer is expected to finish soon ({@link
+     * #holdsOutput()}), or a reader with nothing to read whose peer is expected to advertise again soon,
+     * judged by how long that took recently. A park and the wake-up after it cost tens of microseconds
+     * on a virtual machine, as much as the peer's read of a MiB. The engine polls this long yielding the
+     * CPU ({@link Thread#yield()}), and not at all when the spin window is 0.
+     *
+     * @param write the caller waits to write (else to read)
+     * @param nowNs {@link System#nanoTime()} now
+     * @return nanoseconds, 0 for none
+     */
+    default long spinHintNs(boolean write, long nowNs) {
+        return 0;
+    }
+
+    /**
      * Whether a transfer has not been settled with its writer yet (outstanding, or finished and its
      * bytes not yet counted): every write must go to {@link #write} until it is, whatever the threshold
      * says now, or the buffer-copy path would send those bytes a second time.

@@ -1097,17 +1097,24 @@ public final class SdpConnection {
      */
     public int await(int ops, long timeoutNs) throws InterruptedException {
         long start = System.nanoTime();
-        long spinUntil = start + Math.min(options.spinNs(), timeoutNs);
+        long spinNs = Math.min(options.spinNs(), timeoutNs);
+        long spinUntil = start + spinNs;
+        // then, while zero-copy transfers are expected to end soon, poll yielding the CPU
+        long yieldUntil = spinNs > 0 ? spinUntil + Math.min(transfersSpinHintNs(ops, start),
+            timeoutNs - spinNs) : spinUntil;
         for (;;) {
             int r = readyOps() & ops;
             if (r != 0) {
                 return r;
             }
             long now = System.nanoTime();
-            if (now - spinUntil >= 0) {
+            if (now - spinUntil < 0) {
+                Thread.onSpinWait();
+            } else if (now - yieldUntil < 0) {
+                Thread.yield(); // whoever must run for the transfer to end (on few CPUs: the peer's wake-up)
+            } else {
                 break;
             }
-            Thread.onSpinWait();
         }
         lock.lock();
         try {
@@ -1133,6 +1140,26 @@ public final class SdpConnection {
             }
         } finally {
             unlockAndNotify();
+        }
+    }
+
+    /** Polling beyond the spin window while zero-copy transfers are expected to end ({@link LargeTransfers#spinHintNs}). */
+    private long transfersSpinHintNs(int ops, long nowNs) {
+        lock.lock();
+        try {
+            if (large == null || released || state != State.ESTABLISHED) {
+                return 0;
+            }
+            long hint = 0;
+            if ((ops & OP_WRITE) != 0 && large.holdsOutput()) {
+                hint = large.spinHintNs(true, nowNs);
+            }
+            if ((ops & OP_READ) != 0 && !hasUnreadLocked() && !disconnReceived) {
+                hint = Math.max(hint, large.spinHintNs(false, nowNs));
+            }
+            return Math.max(0, hint);
+        } finally {
+            unlock();
         }
     }
 
