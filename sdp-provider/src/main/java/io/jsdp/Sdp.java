@@ -1,7 +1,13 @@
 package io.jsdp;
 
 import io.jsdp.provider.SdpBuffers;
+import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.ReadableByteChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.channels.WritableByteChannel;
+import java.util.Objects;
 
 /**
  * Memory for zero-copy writes. A blocking write on an SDP channel of a buffer from
@@ -15,9 +21,128 @@ import java.nio.ByteBuffer;
  *
  * <p>As a reader, any direct buffer receives zero-copy data without a copy; a heap buffer (or one
  * smaller than 4 KiB) makes the writer finish with buffer copy.
+ *
+ * <p>{@link FileChannel#transferTo} and {@link FileChannel#transferFrom} with an SDP channel move the
+ * bytes through the JDK's own 8 KiB temporary buffers (an SDP channel is not one of the JDK's
+ * channels, and a provider cannot change that), so they go by buffer copy in 8 KiB writes;
+ * {@link #transferTo} and {@link #transferFrom} here do the same job by zero copy.
  */
 public final class Sdp {
+    /** Bytes per piece of {@link #transferTo} and {@link #transferFrom} (at least the threshold). */
+    static final int TRANSFER_PIECE = 1 << 20;
+
     private Sdp() {
+    }
+
+    /**
+     * {@link FileChannel#transferTo}, by zero copy when {@code target} is a blocking SDP channel with
+     * zero copy on and {@code count} at least its threshold: the file is read in pieces of at least the
+     * threshold (1 MiB, or the threshold when larger) into one buffer from {@link #allocateDirect}, and
+     * each piece is written by a blocking write, which the peer reads in place (one copy, the file's
+     * read, instead of the JDK's read and the send buffer's copy). Otherwise this is
+     * {@code src.transferTo(position, count, target)}. Like it, it leaves {@code src}'s position alone.
+     *
+     * @param src the file, open for reading
+     * @param position where in the file to start
+     * @param count the most bytes to transfer
+     * @param target the channel to write to
+     * @return the bytes transferred (fewer than {@code count} at the end of the file)
+     * @throws IllegalArgumentException when {@code position} or {@code count} is negative
+     * @throws IOException as {@link FileChannel#transferTo} (the channel's write exceptions)
+     */
+    public static long transferTo(FileChannel src, long position, long count, WritableByteChannel target)
+        throws IOException {
+        Objects.requireNonNull(src);
+        Objects.requireNonNull(target);
+        if (position < 0 || count < 0) {
+            throw new IllegalArgumentException("position and count must not be negative: " + position + ", " + count);
+        }
+        int threshold = zeroCopyThreshold(target);
+        if (threshold == 0 || count < threshold) {
+            return src.transferTo(position, count, target);
+        }
+        int piece = (int) Math.min(count, Math.max(TRANSFER_PIECE, threshold));
+        ByteBuffer b = allocateDirect(piece);
+        try {
+            long total = 0;
+            while (total < count) {
+                b.clear().limit((int) Math.min(piece, count - total));
+                int n = src.read(b, position + total);
+                if (n <= 0) {
+                    break;
+                }
+                b.flip();
+                while (b.hasRemaining()) {
+                    target.write(b);
+                }
+                total += n;
+            }
+            return total;
+        } finally {
+            free(b);
+        }
+    }
+
+    /**
+     * {@link FileChannel#transferFrom}, reading a blocking SDP channel in pieces of 1 MiB into one
+     * direct buffer, which zero-copy data reaches by RDMA READ (the JDK's 8 KiB pieces would cost a
+     * READ and a report each), then writing each piece to the file. Otherwise (another channel, or a
+     * non-blocking one) this is {@code dst.transferFrom(src, position, count)}. Like it, it transfers
+     * nothing when {@code position} is beyond the file's size and leaves {@code dst}'s position alone.
+     *
+     * @param src the channel to read from
+     * @param dst the file, open for writing
+     * @param position where in the file to start
+     * @param count the most bytes to transfer
+     * @return the bytes transferred (fewer than {@code count} at the end of the stream)
+     * @throws IllegalArgumentException when {@code position} or {@code count} is negative
+     * @throws IOException as {@link FileChannel#transferFrom} (the channel's read exceptions)
+     */
+    public static long transferFrom(ReadableByteChannel src, FileChannel dst, long position, long count)
+        throws IOException {
+        Objects.requireNonNull(src);
+        Objects.requireNonNull(dst);
+        if (position < 0 || count < 0) {
+            throw new IllegalArgumentException("position and count must not be negative: " + position + ", " + count);
+        }
+        if (!isBlockingSdp(src) || count == 0) {
+            return dst.transferFrom(src, position, count);
+        }
+        if (position > dst.size()) {
+            return 0;
+        }
+        ByteBuffer b = ByteBuffer.allocateDirect((int) Math.min(count, TRANSFER_PIECE));
+        long total = 0;
+        while (total < count) {
+            b.clear().limit((int) Math.min(b.capacity(), count - total));
+            int n = src.read(b);
+            if (n < 0) {
+                break;
+            }
+            b.flip();
+            while (b.hasRemaining()) {
+                total += dst.write(b, position + total);
+            }
+        }
+        return total;
+    }
+
+    /** The zero-copy threshold of a blocking SDP channel; 0 for any other channel or when off. */
+    private static int zeroCopyThreshold(Object channel) throws IOException {
+        if (!isBlockingSdp(channel)) {
+            return 0;
+        }
+        Integer t = ((SocketChannel) channel).getOption(SdpSocketOptions.ZCOPY_THRESHOLD);
+        return t == null ? 0 : t;
+    }
+
+    private static boolean isBlockingSdp(Object channel) throws IOException {
+        if (!(channel instanceof SocketChannel c) || !c.isBlocking()
+            || !c.supportedOptions().contains(SdpSocketOptions.TRANSPORT)) {
+            return false;
+        }
+        String transport = c.getOption(SdpSocketOptions.TRANSPORT);
+        return transport != null && transport.startsWith("sdp");
     }
 
     /**

@@ -137,4 +137,58 @@ class ZeroCopyChannelTest {
         }
         org.junit.jupiter.api.Assertions.assertArrayEquals(bytes, java.nio.file.Files.readAllBytes(out));
     }
+
+    /**
+     * {@link Sdp#transferTo} / {@link Sdp#transferFrom}: the file's full pieces go by zero copy, the
+     * short last piece and a transfer below the threshold by buffer copy; everything arrives intact.
+     */
+    @Test
+    void sdpTransfersGoByZeroCopyAndArriveIntact(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        java.nio.file.Path in = dir.resolve("in");
+        java.nio.file.Path out = dir.resolve("out");
+        byte[] bytes = new byte[3 * SIZE + 12345];
+        for (int i = 0; i < bytes.length; i++) {
+            bytes[i] = at(i);
+        }
+        java.nio.file.Files.write(in, bytes);
+        try (ServerSocketChannel ss = JSDP.openServerSocketChannel()) {
+            ss.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            try (SocketChannel c = JSDP.openSocketChannel()) {
+                c.connect(ss.getLocalAddress());
+                try (SocketChannel s = ss.accept();
+                     java.nio.channels.FileChannel src = java.nio.channels.FileChannel.open(in);
+                     java.nio.channels.FileChannel dst = java.nio.channels.FileChannel.open(out,
+                         java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE)) {
+                    assertTrue(c.getOption(SdpSocketOptions.TRANSPORT).startsWith("sdp"));
+                    SdpSocketChannel sc = (SdpSocketChannel) c;
+                    Future<Long> w = TestThreads.POOL.submit(() -> {
+                        long sent = Sdp.transferTo(src, 0, 1000, c); // below the threshold: the JDK's path
+                        while (sent < bytes.length) {
+                            sent += Sdp.transferTo(src, sent, bytes.length - sent, c);
+                        }
+                        c.shutdownOutput();
+                        return sent;
+                    });
+                    long got = 0;
+                    for (;;) {
+                        long n = Sdp.transferFrom(s, dst, got, bytes.length + 1 - got);
+                        if (n == 0) {
+                            break; // end of stream
+                        }
+                        got += n;
+                    }
+                    assertEquals(bytes.length, w.get(30, TimeUnit.SECONDS).longValue());
+                    assertEquals(bytes.length, got);
+                    assertEquals(0, src.position(), "the file's position is left alone");
+                    assertEquals(3, sc.sdpStats().zeroCopyTransfers(), "three full pieces by zero copy");
+                    assertEquals(0, Sdp.transferFrom(s, dst, bytes.length + 10, 5), "beyond the file's size: nothing");
+                }
+            }
+        }
+        org.junit.jupiter.api.Assertions.assertArrayEquals(bytes, java.nio.file.Files.readAllBytes(out));
+        try (java.nio.channels.FileChannel src = java.nio.channels.FileChannel.open(in)) {
+            assertThrows(IllegalArgumentException.class, () -> Sdp.transferTo(src, -1, 1,
+                java.nio.channels.Channels.newChannel(new java.io.ByteArrayOutputStream())));
+        }
+    }
 }
