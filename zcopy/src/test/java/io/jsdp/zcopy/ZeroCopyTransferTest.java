@@ -94,6 +94,47 @@ class ZeroCopyTransferTest {
         }
     }
 
+    /**
+     * A blocked writer is advised to poll through the expected transfer time ({@link SpinAdvisor}); with
+     * every RDMA READ delayed 3 ms by the device, polling (at most 1 ms beyond the spin window) never sees
+     * the transfer end, so each advice is a miss and the advice turns itself off for a while. The delay is
+     * a lower bound, so this holds however slow the machine.
+     */
+    @Test
+    void writerIsAdvisedToPollAndBacksOffWhenPollingDoesNotPay() throws Exception {
+        try (ZcopyPair z = ZcopyPair.open(OPTIONS, ZeroCopySettings.fromSystemProperties())) {
+            SdpConnection a = z.pair.a;
+            SdpConnection b = z.pair.b;
+            z.pair.deviceB.faults().readDelayNs(TimeUnit.MILLISECONDS.toNanos(3));
+            ByteBuffer src = z.zcA.allocateDirect(64 * 1024);
+            int writes = 8;
+            Future<?> w = TestThreads.POOL.submit(() -> {
+                for (int i = 0; i < writes; i++) {
+                    src.clear();
+                    Zio.fill(src, 0, src.capacity(), (long) i * src.capacity());
+                    Zio.writeFully(a, src);
+                }
+                return null;
+            });
+            ByteBuffer dst = ByteBuffer.allocateDirect(64 * 1024);
+            for (int i = 0; i < writes; i++) {
+                dst.clear();
+                Zio.readFully(b, dst);
+                Zio.check(dst, 0, dst.capacity(), (long) i * dst.capacity());
+            }
+            w.get(30, TimeUnit.SECONDS);
+            z.pair.deviceB.faults().readDelayNs(0);
+            assertEquals(writes, a.stats().zeroCopyTransfers(), a.snapshot());
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("advices=(\\d+) misses=(\\d+)").matcher(a.snapshot());
+            assertTrue(m.find(), a.snapshot());
+            long advices = Long.parseLong(m.group(1));
+            long misses = Long.parseLong(m.group(2));
+            assertTrue(advices >= 2, "advised from the second transfer on, between back-offs: " + a.snapshot());
+            assertEquals(advices, misses, "3 ms READs outlast 1 ms of polling: " + a.snapshot());
+            assertTrue(advices < writes - 1, "a miss turns the advice off for the next transfer(s): " + a.snapshot());
+        }
+    }
+
     /** Turning zero copy off while a zero-copy write waits for the reader sends none of its bytes twice. */
     @Test
     void turningZeroCopyOffDuringATransferSendsNoByteTwice() throws Exception {
