@@ -186,6 +186,15 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         return state;
     }
 
+    /**
+     * {@link #rnrNaks()}: within one JVM every retry that again finds no receive counts; across processes
+     * the responder holds the message until a receive comes, and each message so held counts once.
+     */
+    @Override
+    public long rnrRetries() {
+        return rnrNaks();
+    }
+
     @Override
     public QueuePairAttributes attributes() {
         return attributes.copy();
