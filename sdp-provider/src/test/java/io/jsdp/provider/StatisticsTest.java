@@ -204,6 +204,49 @@ class StatisticsTest {
     }
 
     @Test
+    void rnrRetriesOfANicAssistedConnectionReachTheSocketListAndTheMxBean() throws Exception {
+        try (ServerSocketChannel listener = JSDP.openServerSocketChannel()) {
+            listener.setOption(SdpSocketOptions.FLOW_CONTROL, "nic");
+            listener.bind(LOOPBACK);
+            SocketChannel client = JSDP.openSocketChannel();
+            client.setOption(SdpSocketOptions.FLOW_CONTROL, "nic");
+            client.connect(listener.getLocalAddress());
+            try (client; SocketChannel accepted = listener.accept()) {
+                assertEquals("nic", client.getOption(SdpSocketOptions.FLOW_CONTROL));
+                client.configureBlocking(false);
+                ByteBuffer chunk = ByteBuffer.allocate(8192);
+                long written = 0;
+                for (int n; (n = client.write(chunk.clear())) > 0;) { // the reader does not read: a slow reader
+                    written += n;
+                }
+                // across processes (the provider's SoftRdma fabric) the requester's timer sees a held message
+                // within XpEngine.CHECK_NS, 1 ms
+                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                SdpSocketInfo c = info(client);
+                while (c.getRnrRetries() <= 0 && System.nanoTime() < until) {
+                    Thread.sleep(5);
+                    c = info(client);
+                }
+                assertTrue(c.getRnrRetries() > 0, "sends beyond the reader's buffers waited in the device: " + c);
+                assertEquals(0, info(accepted).getRnrRetries(), "the reader's credit updates always found a buffer");
+                MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+                ObjectName name = new ObjectName(SdpMXBean.OBJECT_NAME);
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (!server.isRegistered(name)) {
+                    assertTrue(System.nanoTime() < deadline, "not registered: " + SdpManagement.registrationProblem());
+                    Thread.sleep(10);
+                }
+                SdpMXBean proxy = JMX.newMXBeanProxy(server, name, SdpMXBean.class);
+                assertTrue(proxy.getRnrRetries() >= c.getRnrRetries(), "the JVM's total: " + proxy.getRnrRetries());
+                ByteBuffer in = ByteBuffer.allocate((int) written);
+                while (in.hasRemaining()) {
+                    assertTrue(accepted.read(in) >= 0);
+                }
+            }
+        }
+    }
+
+    @Test
     void fallbackAndTcpLifecycleEventsAreRecorded(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("fallback.jfr");
         InetSocketAddress target;
