@@ -14,9 +14,10 @@ import java.util.SplittableRandom;
  * (issue 10's tracing target). One run of each arm cannot: the p50 moves in 10 ns steps (1.5 % of
  * 0.65 µs) and this VM switches between two core-to-core speeds (0.65 and 1.2 µs round trips) from one
  * JVM start to the next. So A and B run in alternating rounds — round 1 A then B, round 2 B then A, ... —
- * each arm in fresh JVMs, and each round gives the ratio B/A of the two arms' mean round-trip times (the
- * mean has no 10 ns steps). A round where the VM changed speed between A and B gives an outlying ratio;
- * the median of the rounds' ratios does not follow it. The spread: min and max, and a percentile bootstrap
+ * each arm in fresh JVMs, and each round gives the ratio B/A of the two arms' round-trip times: of their
+ * interquartile means (no 10 ns steps, and not moved by descheduled round trips), their means and their
+ * p50s. A round where the VM changed speed between A and B gives an outlying ratio; the median of the
+ * rounds' ratios does not follow it. The spread: min and max, and a percentile bootstrap
  * 95 % interval of the median (10,000 resamples of the rounds, fixed seed, so a rerun of the same figures
  * gives the same interval).
  */
@@ -53,16 +54,22 @@ final class AbRounds {
             o.abJvmArgs)};
     }
 
+    /**
+     * The figures compared, in order of weight: the interquartile mean (the decision: fine-grained and not
+     * moved by descheduled round trips), the mean (what the issue names; on a shared machine its outliers
+     * dominate it) and the p50 (10 ns steps).
+     */
+    static final List<String> METRICS = List.of("iqmean_us", "mean_us", "p50_us");
+
     static void run(Options o) throws IOException, InterruptedException {
         Arm[] arms = arms(o);
         int[] sizes = o.sizes.get(Scenario.RR);
+        int m = METRICS.size();
         System.out.println("# jsdp-bench A/B " + JsdpBench.command(o) + " rounds=" + o.rounds);
         System.out.println("# " + Instant.now().truncatedTo(ChronoUnit.SECONDS) + ", load average "
             + JsdpBench.loadAverage() + ", " + JsdpBench.cpuModel());
         System.out.println("# A = " + arms[0].label + ", B = " + arms[1].label);
-        // [round][arm][size]
-        double[][][] mean = new double[o.rounds][2][sizes.length];
-        double[][][] p50 = new double[o.rounds][2][sizes.length];
+        double[][][][] v = new double[o.rounds][2][sizes.length][m]; // [round][arm][size][metric]
         List<Result> csv = new ArrayList<>();
         String jdk = null;
         for (int r = 0; r < o.rounds; r++) {
@@ -77,46 +84,49 @@ final class AbRounds {
                     System.out.println("# round " + (r + 1) + " " + (arm == 0 ? "A" : "B") + ": " + p);
                 }
                 for (int s = 0; s < sizes.length; s++) {
-                    mean[r][arm][s] = value(env.results, sizes[s], "mean_us");
-                    p50[r][arm][s] = value(env.results, sizes[s], "p50_us");
-                    String round = String.format(Locale.ROOT, "r%02d_", r + 1);
-                    csv.add(new Result("rr", a.transport.id(), a.csvVariant, sizes[s], round + "mean_us", mean[r][arm][s], "us"));
-                    csv.add(new Result("rr", a.transport.id(), a.csvVariant, sizes[s], round + "p50_us", p50[r][arm][s], "us"));
+                    for (int i = 0; i < m; i++) {
+                        v[r][arm][s][i] = value(env.results, sizes[s], METRICS.get(i));
+                        csv.add(new Result("rr", a.transport.id(), a.csvVariant, sizes[s],
+                            String.format(Locale.ROOT, "r%02d_", r + 1) + METRICS.get(i), v[r][arm][s][i], "us"));
+                    }
                 }
             }
             for (int s = 0; s < sizes.length; s++) {
+                double[][] x = {v[r][0][s], v[r][1][s]};
                 System.out.println(String.format(Locale.ROOT,
-                    "# round %d/%d (%s first) rr %d B: A mean %.4f us p50 %.3f | B mean %.4f us p50 %.3f | B/A mean %.4f",
-                    r + 1, o.rounds, first == 0 ? "A" : "B", sizes[s], mean[r][0][s], p50[r][0][s], mean[r][1][s],
-                    p50[r][1][s], mean[r][1][s] / mean[r][0][s]));
+                    "# round %d/%d (%s first) rr %d B: A iqmean %.4f mean %.4f p50 %.3f us | B iqmean %.4f mean %.4f"
+                        + " p50 %.3f us | B/A iqmean %.4f mean %.4f",
+                    r + 1, o.rounds, first == 0 ? "A" : "B", sizes[s], x[0][0], x[0][1], x[0][2], x[1][0], x[1][1], x[1][2],
+                    x[1][0] / x[0][0], x[1][1] / x[0][1]));
             }
         }
         System.out.println();
-        System.out.println("# A/B result: B/A of the per-round means (and of the p50s), " + o.rounds + " rounds; A = "
-            + arms[0].label + ", B = " + arms[1].label + (jdk == null ? "" : "; JDK " + jdk));
+        System.out.println("# A/B result over " + o.rounds + " rounds: B/A per round, its median, min, max and a bootstrap"
+            + " 95 % interval of the median; A = " + arms[0].label + ", B = " + arms[1].label
+            + (jdk == null ? "" : "; JDK " + jdk));
         for (int s = 0; s < sizes.length; s++) {
-            double[] ratios = new double[o.rounds];
-            double[] p50Ratios = new double[o.rounds];
-            for (int r = 0; r < o.rounds; r++) {
-                ratios[r] = mean[r][1][s] / mean[r][0][s];
-                p50Ratios[r] = p50[r][1][s] / p50[r][0][s];
+            for (int i = 0; i < m; i++) {
+                double[] ratios = new double[o.rounds];
+                for (int r = 0; r < o.rounds; r++) {
+                    ratios[r] = v[r][1][s][i] / v[r][0][s][i];
+                }
+                double med = median(ratios);
+                double[] ci = bootstrapMedianInterval(ratios, RESAMPLES, SEED);
+                double[] sorted = ratios.clone();
+                Arrays.sort(sorted);
+                String metric = METRICS.get(i).substring(0, METRICS.get(i).length() - 3);
+                System.out.println(String.format(Locale.ROOT,
+                    "rr %d B %-6s B/A median %.4f (%+.2f %%), min %.4f, max %.4f, 95 %% interval [%.4f, %.4f]",
+                    sizes[s], metric, med, (med - 1) * 100, sorted[0], sorted[sorted.length - 1], ci[0], ci[1]));
+                String t = arms[1].transport.id();
+                String variant = arms[1].csvVariant;
+                String prefix = "ab_" + metric + "_ratio_";
+                csv.add(new Result("rr", t, variant, sizes[s], prefix + "median", med, "ratio"));
+                csv.add(new Result("rr", t, variant, sizes[s], prefix + "min", sorted[0], "ratio"));
+                csv.add(new Result("rr", t, variant, sizes[s], prefix + "max", sorted[sorted.length - 1], "ratio"));
+                csv.add(new Result("rr", t, variant, sizes[s], prefix + "ci95_lo", ci[0], "ratio"));
+                csv.add(new Result("rr", t, variant, sizes[s], prefix + "ci95_hi", ci[1], "ratio"));
             }
-            double med = median(ratios);
-            double[] ci = bootstrapMedianInterval(ratios, RESAMPLES, SEED);
-            double[] sorted = ratios.clone();
-            Arrays.sort(sorted);
-            System.out.println(String.format(Locale.ROOT,
-                "rr %d B: B/A mean ratio median %.4f (%+.2f %%), min %.4f, max %.4f, bootstrap 95 %% interval of the"
-                    + " median [%.4f, %.4f]; p50 ratio median %.4f",
-                sizes[s], med, (med - 1) * 100, sorted[0], sorted[sorted.length - 1], ci[0], ci[1], median(p50Ratios)));
-            String t = arms[1].transport.id();
-            String v = arms[1].csvVariant;
-            csv.add(new Result("rr", t, v, sizes[s], "ab_mean_ratio_median", med, "ratio"));
-            csv.add(new Result("rr", t, v, sizes[s], "ab_mean_ratio_min", sorted[0], "ratio"));
-            csv.add(new Result("rr", t, v, sizes[s], "ab_mean_ratio_max", sorted[sorted.length - 1], "ratio"));
-            csv.add(new Result("rr", t, v, sizes[s], "ab_mean_ratio_ci95_lo", ci[0], "ratio"));
-            csv.add(new Result("rr", t, v, sizes[s], "ab_mean_ratio_ci95_hi", ci[1], "ratio"));
-            csv.add(new Result("rr", t, v, sizes[s], "ab_p50_ratio_median", median(p50Ratios), "ratio"));
         }
         System.out.println("# done " + Instant.now().truncatedTo(ChronoUnit.SECONDS) + ", load average "
             + JsdpBench.loadAverage());

@@ -167,4 +167,11 @@ class OptionsTest {
         assertArrayEquals(ci, AbRounds.bootstrapMedianInterval(ratios, AbRounds.RESAMPLES, 1), "same seed, same interval");
         assertArrayEquals(new double[] {1.0, 1.0}, AbRounds.bootstrapMedianInterval(new double[] {1.0, 1.0, 1.0}, 100, 7));
     }
+
+    @Test
+    void theInterquartileMeanIgnoresDescheduledRoundTrips() {
+        long[] sorted = {600, 640, 650, 650, 660, 670, 700, 4_000_000};
+        assertEquals((650 + 650 + 660 + 670) / 4.0, Client.interquartileMean(sorted, sorted.length), 1e-9);
+        assertEquals(650, Client.interquartileMean(new long[] {650}, 1), 1e-9);
+    }
 }
