@@ -213,21 +213,31 @@ class StatisticsTest {
             client.connect(listener.getLocalAddress());
             try (client; SocketChannel accepted = listener.accept()) {
                 assertEquals("nic", client.getOption(SdpSocketOptions.FLOW_CONTROL));
-                client.configureBlocking(false);
-                ByteBuffer chunk = ByteBuffer.allocate(8192);
-                long written = 0;
-                for (int n; (n = client.write(chunk.clear())) > 0;) { // the reader does not read: a slow reader
-                    written += n;
-                }
-                // across processes (the provider's SoftRdma fabric) the requester's timer sees a held message
-                // within XpEngine.CHECK_NS, 1 ms
-                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                int total = 8 << 20;
+                Thread writer = new Thread(() -> {
+                    try {
+                        ByteBuffer out = ByteBuffer.allocate(total);
+                        while (out.hasRemaining()) {
+                            client.write(out);
+                        }
+                    } catch (java.io.IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                }, "nic-writer");
+                writer.setDaemon(true);
+                writer.start();
+                // a slow reader: 4 KiB every 2 ms, until the writer's sends have waited for its buffers
+                ByteBuffer in = ByteBuffer.allocate(total);
+                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
                 SdpSocketInfo c = info(client);
-                while (c.getRnrRetries() <= 0 && System.nanoTime() < until) {
-                    Thread.sleep(5);
+                while (c.getRnrRetries() <= 0 && in.hasRemaining() && System.nanoTime() < until) {
+                    in.limit(Math.min(in.capacity(), in.position() + 4096));
+                    assertTrue(accepted.read(in) >= 0);
+                    Thread.sleep(2);
                     c = info(client);
                 }
-                assertTrue(c.getRnrRetries() > 0, "sends beyond the reader's buffers waited in the device: " + c);
+                assertTrue(c.getRnrRetries() > 0, "sends beyond the reader's buffers waited in the device: " + c + "\n"
+                    + SdpManagement.dumpText());
                 assertEquals(0, info(accepted).getRnrRetries(), "the reader's credit updates always found a buffer");
                 MBeanServer server = ManagementFactory.getPlatformMBeanServer();
                 ObjectName name = new ObjectName(SdpMXBean.OBJECT_NAME);
@@ -238,10 +248,12 @@ class StatisticsTest {
                 }
                 SdpMXBean proxy = JMX.newMXBeanProxy(server, name, SdpMXBean.class);
                 assertTrue(proxy.getRnrRetries() >= c.getRnrRetries(), "the JVM's total: " + proxy.getRnrRetries());
-                ByteBuffer in = ByteBuffer.allocate((int) written);
+                in.limit(in.capacity());
                 while (in.hasRemaining()) {
                     assertTrue(accepted.read(in) >= 0);
                 }
+                writer.join(TimeUnit.SECONDS.toMillis(20));
+                assertFalse(writer.isAlive());
             }
         }
     }
