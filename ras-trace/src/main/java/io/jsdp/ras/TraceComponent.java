@@ -130,10 +130,8 @@ public final class TraceComponent {
      * @return whether to build and make the record
      */
     public boolean on(int level) {
-        if (level <= FlightRecorder.RING_LEVEL) {
-            return COMPILED_IN; // threshold >= RING_LEVEL always
-        }
-        return COMPILED_IN && level <= ceiling() && level <= threshold;
+        // threshold >= RING_LEVEL always. Kept under 35 bytecodes, C1's inlining limit (MaxInlineSize).
+        return COMPILED_IN && (level <= FlightRecorder.RING_LEVEL || level <= ceiling() && level <= threshold);
     }
 
     /** The ceiling as the compiled code sees it: a constant, until {@link #updateCeilingLocked()} changes it. */

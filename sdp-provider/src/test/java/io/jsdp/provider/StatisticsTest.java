@@ -230,7 +230,7 @@ class StatisticsTest {
                 ByteBuffer in = ByteBuffer.allocate(total);
                 long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
                 SdpSocketInfo c = info(client);
-                while (c.getRnrRetries() <= 0 && in.hasRemaining() && System.nanoTime() < until) {
+                while (c.getRnrRetries() <= 0 && in.position() < in.capacity() && System.nanoTime() < until) {
                     in.limit(Math.min(in.capacity(), in.position() + 4096));
                     assertTrue(accepted.read(in) >= 0);
                     Thread.sleep(2);
