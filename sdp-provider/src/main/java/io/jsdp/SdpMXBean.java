@@ -9,9 +9,8 @@ import java.util.Map;
  * JMX client can too.
  *
  * <p>SDP totals cover every connection of the JVM's SDP stack, live and closed. Receiver-not-ready
- * retries are not counted: the verbs port, like libibverbs, reports no per-queue-pair RNR count, and
- * credit-based flow control connects with an RNR retry count of 0, so an RNR would end the connection
- * with an FFDC record instead.
+ * retries are counted where the device counts them per queue pair (SoftRdma); on DiSNI hardware, where
+ * libibverbs has no such count, they read -1, "not available".
  */
 public interface SdpMXBean {
     /** The MBean's name. */
@@ -63,6 +62,17 @@ public interface SdpMXBean {
 
     /** @return time SDP writers spent stalled for want of credits, in nanoseconds */
     long getCreditStallNanos();
+
+    /**
+     * Receiver-not-ready retries: times an SDP send found no receive buffer posted at the peer and the
+     * device waited for one. NIC-assisted flow control makes them by design when the reader is slow;
+     * credit-based and packetized flow control never should (they connect with an RNR retry count of 0,
+     * so an RNR ends the connection with an FFDC record).
+     *
+     * @return the count over every connection, or -1 when the device does not count them per queue pair
+     *     (DiSNI: read the port's hardware counters instead, see {@code docs/operations.md})
+     */
+    long getRnrRetries();
 
     /** @return zero-copy transfers: writes whose buffer the peer read in place (SrcAvail / RDMA READ, issue 9) */
     long getZeroCopyTransfers();

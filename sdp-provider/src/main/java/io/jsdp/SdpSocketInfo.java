@@ -24,6 +24,7 @@ public final class SdpSocketInfo {
     private final long messagesReceived;
     private final long creditStalls;
     private final long zeroCopyTransfers;
+    private final long rnrRetries;
     private final long connectionId;
     private final String failure;
     private final String device;
@@ -48,16 +49,18 @@ public final class SdpSocketInfo {
      * @param messagesReceived SDP messages received, or -1
      * @param creditStalls SDP credit stalls, or -1
      * @param zeroCopyTransfers SDP zero-copy transfers, or -1
+     * @param rnrRetries SDP receiver-not-ready retries of the queue pair, or -1 (TCP, or a device that does not
+     *     count them per queue pair, such as DiSNI's)
      * @param connectionId the SDP engine's connection id (as in traces and FFDC records), or -1
      * @param failure why the SDP connection failed, or empty
      * @param device the RDMA device, or empty
      */
     @ConstructorParameters({"id", "kind", "transport", "fallbackKind", "reason", "local", "remote", "state", "flowControl",
-        "credits", "bytesSent", "bytesReceived", "messagesSent", "messagesReceived", "creditStalls", "zeroCopyTransfers",
+        "credits", "bytesSent", "bytesReceived", "messagesSent", "messagesReceived", "creditStalls", "zeroCopyTransfers", "rnrRetries",
         "connectionId", "failure", "device"})
     public SdpSocketInfo(long id, String kind, String transport, String fallbackKind, String reason, String local,
                          String remote, String state, String flowControl, int credits, long bytesSent, long bytesReceived,
-                         long messagesSent, long messagesReceived, long creditStalls, long zeroCopyTransfers,
+                         long messagesSent, long messagesReceived, long creditStalls, long zeroCopyTransfers, long rnrRetries,
                          long connectionId, String failure, String device) {
         this.id = id;
         this.kind = kind;
@@ -75,6 +78,7 @@ public final class SdpSocketInfo {
         this.messagesReceived = messagesReceived;
         this.creditStalls = creditStalls;
         this.zeroCopyTransfers = zeroCopyTransfers;
+        this.rnrRetries = rnrRetries;
         this.connectionId = connectionId;
         this.failure = failure;
         this.device = device;
@@ -158,6 +162,11 @@ public final class SdpSocketInfo {
     /** @return SDP zero-copy transfers, or -1 */
     public long getZeroCopyTransfers() {
         return zeroCopyTransfers;
+    }
+
+    /** @return SDP receiver-not-ready retries of the queue pair, or -1 (TCP, or a device that does not count them) */
+    public long getRnrRetries() {
+        return rnrRetries;
     }
 
     /** @return the SDP engine's connection id, or -1 */

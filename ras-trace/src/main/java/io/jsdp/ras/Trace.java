@@ -78,9 +78,7 @@ public final class Trace {
         final TraceConfig parsed = TraceConfig.parse(spec);
         synchronized (CONFIG_LOCK) {
             config = parsed;
-            for (TraceComponent component : COMPONENTS.values()) {
-                component.level(parsed.levelOf(component.name()));
-            }
+            TraceComponent.levels(COMPONENTS.values(), parsed);
         }
     }
 

@@ -1,5 +1,12 @@
 package io.jsdp.ras;
 
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MutableCallSite;
+import java.util.Collections;
+import java.util.Set;
+import java.util.WeakHashMap;
+
 /**
  * One named trace component ({@code cm}, {@code qp}, {@code device}, ...) with its own level,
  * obtained from {@link Trace#component(String)} and kept in a {@code static final} field:
@@ -10,9 +17,14 @@ package io.jsdp.ras;
  * if (T.on(TraceLevel.INTERNALS)) T.record(TraceLevel.INTERNALS, "cq.arm", cqn);
  * }</pre>
  *
- * <p>{@link #on(int)} is the one level check: one volatile load and one compare against
- * {@code max(level, FlightRecorder.RING_LEVEL)}, so records at {@link FlightRecorder#RING_LEVEL}
- * and below always pass and reach the ring, which is what gives an error its history.
+ * <p>{@link #on(int)} is the one level check. Records at {@link FlightRecorder#RING_LEVEL} and below
+ * always pass and reach the ring, which is what gives an error its history. Above it, a record first
+ * meets the JVM-wide <em>ceiling</em> — the highest level any component is set to — which compiled code
+ * sees as a constant, and only below the ceiling the component's own {@code max(level, RING_LEVEL)}
+ * (one volatile load). At the default levels the ceiling is {@code RING_LEVEL}, so a hot-path guard
+ * such as {@code on(HOT_INTERNALS)} folds to {@code false} and its block disappears from compiled code,
+ * as with {@link Trace#ENABLED_PROP}{@code =false} (issue 10); raising any component's level changes the
+ * ceiling, which deoptimizes the methods that folded it, and they recompile with the guard in.
  * {@code record} checks again which of the two destinations want the record: the ring (level
  * {@code <= RING_LEVEL}, no allocation) and the log (level {@code <=} the configured level;
  * formatting allocates only then). Level 0 is not a record level; such records are ignored.
@@ -26,23 +38,41 @@ public final class TraceComponent {
      */
     static final boolean COMPILED_IN = !"false".equalsIgnoreCase(System.getProperty(Trace.ENABLED_PROP, "true").trim());
 
+    /**
+     * The ceiling: the highest {@code threshold} of all live components, as a constant {@code int} method
+     * handle. A {@code static final} {@link MutableCallSite}'s dynamic invoker is what HotSpot's compilers
+     * inline down to the target's constant, recording a dependency on the call site: {@code setTarget}
+     * deoptimizes every compiled method that folded the old value. Changed only under {@link #LEVELS_LOCK}.
+     */
+    private static final MutableCallSite CEILING_SITE = new MutableCallSite(ceilingTarget(FlightRecorder.RING_LEVEL));
+    private static final MethodHandle CEILING = CEILING_SITE.dynamicInvoker();
+    /** Guards {@link #ALL}, {@link #ceiling} and every component's (level, threshold) pair. */
+    private static final Object LEVELS_LOCK = new Object();
+    /** Every component not yet collected (tests make their own), for recomputing the ceiling. */
+    private static final Set<TraceComponent> ALL = Collections.newSetFromMap(new WeakHashMap<>());
+    /** The value {@link #CEILING_SITE} returns; guarded by LEVELS_LOCK. */
+    private static int ceiling = FlightRecorder.RING_LEVEL;
+
     private final String name;
     private final FlightRecorder ring;
     private final TraceSink sink;
 
-    /** Serializes writers of the pair (level, threshold); readers take no lock. */
-    private final Object levelLock = new Object();
-    /** Configured level. Written under levelLock by {@link #level(int)}; read by {@code record}. */
+    /** Configured level. Written under LEVELS_LOCK by {@link #level(int)}; read by {@code record}. */
     private volatile int level;
-    /** {@code max(level, RING_LEVEL)}: the one field {@link #on(int)} reads. Written with level under levelLock. */
+    /** {@code max(level, RING_LEVEL)}: the field {@link #on(int)} reads below the ceiling. Written with level under LEVELS_LOCK. */
     private volatile int threshold;
 
     TraceComponent(String name, int level, FlightRecorder ring, TraceSink sink) {
         this.name = name;
         this.ring = ring;
         this.sink = sink;
-        this.level = TraceLevel.checkLevel(level);
-        this.threshold = Math.max(level, FlightRecorder.RING_LEVEL);
+        TraceLevel.checkLevel(level);
+        synchronized (LEVELS_LOCK) {
+            this.level = level;
+            this.threshold = Math.max(level, FlightRecorder.RING_LEVEL);
+            ALL.add(this);
+            updateCeilingLocked();
+        }
     }
 
     /**
@@ -72,20 +102,67 @@ public final class TraceComponent {
      */
     public void level(int level) {
         TraceLevel.checkLevel(level);
-        synchronized (levelLock) {
+        synchronized (LEVELS_LOCK) {
             this.level = level;
             this.threshold = Math.max(level, FlightRecorder.RING_LEVEL);
+            updateCeilingLocked();
+        }
+    }
+
+    /** Sets the level of each component from {@code config}, moving the ceiling once for all of them. */
+    static void levels(Iterable<TraceComponent> components, TraceConfig config) {
+        synchronized (LEVELS_LOCK) {
+            for (TraceComponent c : components) {
+                final int l = config.levelOf(c.name);
+                c.level = l;
+                c.threshold = Math.max(l, FlightRecorder.RING_LEVEL);
+            }
+            updateCeilingLocked();
         }
     }
 
     /**
      * The level check to guard every record with: true if a record at {@code level} goes anywhere.
+     * With {@code level} a constant, as at every call site, compiled code keeps this check only when
+     * some component of the JVM is set to {@code level} or above (see the class comment).
      *
      * @param level the level of the record about to be made
      * @return whether to build and make the record
      */
     public boolean on(int level) {
-        return COMPILED_IN && level <= threshold;
+        // threshold >= RING_LEVEL always. Kept under 35 bytecodes, C1's inlining limit (MaxInlineSize).
+        return COMPILED_IN && (level <= FlightRecorder.RING_LEVEL || level <= ceiling() && level <= threshold);
+    }
+
+    /** The ceiling as the compiled code sees it: a constant, until {@link #updateCeilingLocked()} changes it. */
+    static int ceiling() {
+        try {
+            return (int) CEILING.invokeExact();
+        } catch (Throwable impossible) { // a constant method handle throws nothing
+            return TraceLevel.MAX;
+        }
+    }
+
+    /**
+     * Sets the ceiling to the highest threshold of all components, if it changed. A raised threshold is
+     * written before the ceiling rises and a lowered one before the ceiling falls, so a reader may miss
+     * records for a moment around a change but never checks against a stale ceiling for long:
+     * {@code syncAll} publishes the new target to every thread.
+     */
+    private static void updateCeilingLocked() {
+        int max = FlightRecorder.RING_LEVEL;
+        for (TraceComponent c : ALL) {
+            max = Math.max(max, c.threshold);
+        }
+        if (max != ceiling) {
+            ceiling = max;
+            CEILING_SITE.setTarget(ceilingTarget(max));
+            MutableCallSite.syncAll(new MutableCallSite[] {CEILING_SITE});
+        }
+    }
+
+    private static MethodHandle ceilingTarget(int value) {
+        return MethodHandles.constant(int.class, value);
     }
 
     /**

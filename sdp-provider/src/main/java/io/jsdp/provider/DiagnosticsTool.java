@@ -158,13 +158,13 @@ public final class DiagnosticsTool {
             + " released " + m.getAttribute(name, "SdpConnectionsReleased") + ", failures "
             + map((TabularData) m.getAttribute(name, "SdpFailures")) + "; bytes sent " + m.getAttribute(name, "BytesSent")
             + " received " + m.getAttribute(name, "BytesReceived") + "; credit stalls " + m.getAttribute(name, "CreditStalls")
-            + " (" + TimeUnit.NANOSECONDS.toMillis((Long) m.getAttribute(name, "CreditStallNanos")) + " ms); zero-copy "
-            + m.getAttribute(name, "ZeroCopyTransfers"));
+            + " (" + TimeUnit.NANOSECONDS.toMillis((Long) m.getAttribute(name, "CreditStallNanos")) + " ms); rnr retries "
+            + rnr((Long) m.getAttribute(name, "RnrRetries")) + "; zero-copy " + m.getAttribute(name, "ZeroCopyTransfers"));
         out.println("tcp: fallbacks " + map((TabularData) m.getAttribute(name, "Fallbacks")) + "; bytes sent "
             + m.getAttribute(name, "TcpBytesSent") + " received " + m.getAttribute(name, "TcpBytesReceived"));
         List<String[]> rows = new ArrayList<>();
         rows.add(new String[] {"ID", "KIND", "TRANSPORT", "STATE", "LOCAL", "PEER", "FC", "CREDITS", "SENT", "RECEIVED",
-            "REASON"});
+            "RNR", "REASON"});
         for (CompositeData s : sockets) {
             String reason = (String) s.get("reason");
             String failure = (String) s.get("failure");
@@ -172,6 +172,7 @@ public final class DiagnosticsTool {
                 (String) s.get("state"), dash((String) s.get("local")), dash((String) s.get("remote")),
                 dash((String) s.get("flowControl")), num(((Integer) s.get("credits")).longValue()),
                 num((Long) s.get("bytesSent")), num((Long) s.get("bytesReceived")),
+                "sdp".equals(s.get("transport")) ? rnr((Long) s.get("rnrRetries")) : "-",
                 !reason.isEmpty() ? reason : !failure.isEmpty() ? "failed: " + failure : "-"});
         }
         int[] width = new int[rows.get(0).length];
@@ -219,6 +220,11 @@ public final class DiagnosticsTool {
 
     private static String dash(String s) {
         return s == null || s.isEmpty() ? "-" : s;
+    }
+
+    /** An RNR count: {@code n/a} where the device does not count them (DiSNI), never a made-up zero. */
+    private static String rnr(long n) {
+        return n < 0 ? "n/a" : Long.toString(n);
     }
 
     private static String num(long n) {

@@ -153,6 +153,12 @@ final class SdpManagement implements SdpMXBean {
     }
 
     @Override
+    public long getRnrRetries() {
+        StackStatistics.Totals t = totals();
+        return t == null ? 0 : t.rnrRetries();
+    }
+
+    @Override
     public long getZeroCopyTransfers() {
         StackStatistics.Totals t = totals();
         return t == null ? 0 : t.zeroCopyTransfers();

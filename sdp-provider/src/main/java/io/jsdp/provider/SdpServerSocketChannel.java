@@ -442,7 +442,7 @@ public final class SdpServerSocketChannel extends ServerSocketChannel implements
         String reason = l != null || tr == null || !tr.startsWith("tcp (") ? "" : tr.substring(5, tr.length() - 1);
         SdpStack stack = SdpRuntime.stackIfOpen();
         return new io.jsdp.SdpSocketInfo(id, "listen", l != null ? "sdp+tcp" : "tcp", reason.isEmpty() ? "" : Fallback.of(reason).key(),
-            reason, SocketRegistry.endpoint(local), "", "LISTEN", "", -1, -1, -1, -1, -1, -1, -1, -1, "",
+            reason, SocketRegistry.endpoint(local), "", "LISTEN", "", -1, -1, -1, -1, -1, -1, -1, -1, -1, "",
             l != null && stack != null ? stack.rdmaDevice().name() : "");
     }
 

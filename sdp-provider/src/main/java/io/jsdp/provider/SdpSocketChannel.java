@@ -1357,7 +1357,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             return new io.jsdp.SdpSocketInfo(id, "stream", "sdp", "", "", SocketRegistry.endpoint(c.localAddress()),
                 SocketRegistry.endpoint(c.remoteAddress()), st.state().name(), c.flowControl(), st.credits(), st.bytesSent(),
                 st.bytesReceived(), st.messagesSent(), st.messagesReceived(), st.creditStalls(), st.zeroCopyTransfers(),
-                c.id(), failure == null ? "" : failure, stack == null ? "" : stack.rdmaDevice().name());
+                st.rnrRetries(), c.id(), failure == null ? "" : failure, stack == null ? "" : stack.rdmaDevice().name());
         }
         if (t == null || !(pending || t.isConnected())) {
             return null;
@@ -1368,7 +1368,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         InetSocketAddress peer = (InetSocketAddress) s.getRemoteSocketAddress();
         return new io.jsdp.SdpSocketInfo(id, "stream", "tcp", reason == null ? "" : Fallback.of(reason).key(),
             reason == null ? "" : reason, SocketRegistry.endpoint(local), SocketRegistry.endpoint(peer != null ? peer : remote),
-            t.isConnected() ? "ESTABLISHED" : "CONNECTING", "", -1, tcpBytesSent, tcpBytesReceived, -1, -1, -1, -1, -1, "", "");
+            t.isConnected() ? "ESTABLISHED" : "CONNECTING", "", -1, tcpBytesSent, tcpBytesReceived, -1, -1, -1, -1, -1, -1, "", "");
     }
 
     @Override

@@ -204,6 +204,61 @@ class StatisticsTest {
     }
 
     @Test
+    void rnrRetriesOfANicAssistedConnectionReachTheSocketListAndTheMxBean() throws Exception {
+        try (ServerSocketChannel listener = JSDP.openServerSocketChannel()) {
+            listener.setOption(SdpSocketOptions.FLOW_CONTROL, "nic");
+            listener.bind(LOOPBACK);
+            SocketChannel client = JSDP.openSocketChannel();
+            client.setOption(SdpSocketOptions.FLOW_CONTROL, "nic");
+            client.connect(listener.getLocalAddress());
+            try (client; SocketChannel accepted = listener.accept()) {
+                assertEquals("nic", client.getOption(SdpSocketOptions.FLOW_CONTROL));
+                int total = 8 << 20;
+                Thread writer = new Thread(() -> {
+                    try {
+                        ByteBuffer out = ByteBuffer.allocate(total);
+                        while (out.hasRemaining()) {
+                            client.write(out);
+                        }
+                    } catch (java.io.IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                }, "nic-writer");
+                writer.setDaemon(true);
+                writer.start();
+                // a slow reader: 4 KiB every 2 ms, until the writer's sends have waited for its buffers
+                ByteBuffer in = ByteBuffer.allocate(total);
+                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                SdpSocketInfo c = info(client);
+                while (c.getRnrRetries() <= 0 && in.position() < in.capacity() && System.nanoTime() < until) {
+                    in.limit(Math.min(in.capacity(), in.position() + 4096));
+                    assertTrue(accepted.read(in) >= 0);
+                    Thread.sleep(2);
+                    c = info(client);
+                }
+                assertTrue(c.getRnrRetries() > 0, "sends beyond the reader's buffers waited in the device: " + c + "\n"
+                    + SdpManagement.dumpText());
+                assertEquals(0, info(accepted).getRnrRetries(), "the reader's credit updates always found a buffer");
+                MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+                ObjectName name = new ObjectName(SdpMXBean.OBJECT_NAME);
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (!server.isRegistered(name)) {
+                    assertTrue(System.nanoTime() < deadline, "not registered: " + SdpManagement.registrationProblem());
+                    Thread.sleep(10);
+                }
+                SdpMXBean proxy = JMX.newMXBeanProxy(server, name, SdpMXBean.class);
+                assertTrue(proxy.getRnrRetries() >= c.getRnrRetries(), "the JVM's total: " + proxy.getRnrRetries());
+                in.limit(in.capacity());
+                while (in.hasRemaining()) {
+                    assertTrue(accepted.read(in) >= 0);
+                }
+                writer.join(TimeUnit.SECONDS.toMillis(20));
+                assertFalse(writer.isAlive());
+            }
+        }
+    }
+
+    @Test
     void fallbackAndTcpLifecycleEventsAreRecorded(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("fallback.jfr");
         InetSocketAddress target;

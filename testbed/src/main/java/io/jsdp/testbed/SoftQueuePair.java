@@ -186,6 +186,16 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         return state;
     }
 
+    /**
+     * {@link #rnrNaks()}: within one JVM every retry that again finds no receive counts; across processes
+     * the responder holds the message until a receive comes, and each message counts once when the
+     * requester's timer ({@link XpEngine#CHECK_NS}, 1 ms) finds it so held — a shorter wait goes uncounted.
+     */
+    @Override
+    public long rnrRetries() {
+        return rnrNaks();
+    }
+
     @Override
     public QueuePairAttributes attributes() {
         return attributes.copy();

@@ -10,6 +10,8 @@ package io.jsdp.verbs;
  * {@link QpState#ERROR} is accepted and completed at once with {@link WcStatus#WR_FLUSH_ERR}.
  */
 public interface QueuePair extends AutoCloseable {
+    /** {@link #rnrRetries()} of a device that does not count receiver-not-ready retries per queue pair. */
+    long RNR_RETRIES_NOT_AVAILABLE = -1;
 
     /**
      * The queue-pair number, unique on its device.
@@ -68,6 +70,23 @@ public interface QueuePair extends AutoCloseable {
      * @return the domain
      */
     ProtectionDomain protectionDomain();
+
+    /**
+     * Receiver-not-ready retries of this queue pair as requester since creation: times a request found no
+     * receive posted at the peer and the device waited for one (seed 001's NIC-assisted flow control
+     * relies on them). A statistic, not for hot paths.
+     *
+     * <p>libibverbs has no per-queue-pair counter for this: hardware devices count RNR NAKs per port
+     * (e.g. mlx5's {@code hw_counters/rnr_nak_retry_err}, rxe's {@code rcvd_rnr_err} under
+     * {@code /sys/class/infiniband/<device>/ports/<port>/}), per queue pair only through kernel counters
+     * bound with {@code rdma statistic}, which DiSNI does not reach. Such devices return
+     * {@link #RNR_RETRIES_NOT_AVAILABLE}, never an invented zero.
+     *
+     * @return the count, or {@link #RNR_RETRIES_NOT_AVAILABLE}
+     */
+    default long rnrRetries() {
+        return RNR_RETRIES_NOT_AVAILABLE;
+    }
 
     /**
      * Destroys the queue pair ({@code ibv_destroy_qp}). Outstanding requests vanish without

@@ -94,7 +94,7 @@ final class Client {
         out.accept(new Result(s.id(), transport.id(), variant, size, metric, value, unit));
     }
 
-    /** Emits p50/p90/p99/mean/max in µs and the sample count of the first {@code n} samples. */
+    /** Emits p50/p90/p99/mean/interquartile mean/max in µs and the sample count of the first {@code n} samples. */
     private void latencies(Scenario s, long size, int n) {
         Arrays.sort(samples, 0, n);
         double sum = 0;
@@ -105,8 +105,23 @@ final class Client {
         emit(s, size, "p90_us", samples[index(n, 0.90)] / 1e3, "us");
         emit(s, size, "p99_us", samples[index(n, 0.99)] / 1e3, "us");
         emit(s, size, "mean_us", sum / n / 1e3, "us");
+        emit(s, size, "iqmean_us", interquartileMean(samples, n) / 1e3, "us");
         emit(s, size, "max_us", samples[n - 1] / 1e3, "us");
         emit(s, size, "samples", n, "count");
+    }
+
+    /**
+     * The mean of the middle half of the first {@code n} sorted samples (p25 … p75): as fine as the mean
+     * (no 10 ns histogram steps), but not moved by the descheduled round trips a shared machine adds.
+     */
+    static double interquartileMean(long[] sorted, int n) {
+        int lo = index(n, 0.25);
+        int hi = index(n, 0.75);
+        double sum = 0;
+        for (int i = lo; i <= hi; i++) {
+            sum += sorted[i];
+        }
+        return sum / (hi - lo + 1);
     }
 
     private static int index(int n, double q) {

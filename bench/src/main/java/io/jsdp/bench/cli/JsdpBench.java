@@ -56,6 +56,16 @@ public final class JsdpBench {
             }
             return;
         }
+        if (o.rounds > 0) {
+            try {
+                AbRounds.run(o);
+            } catch (Exception e) {
+                System.err.println("jsdp-bench: FAILED: " + e.getMessage());
+                e.printStackTrace();
+                System.exit(1);
+            }
+            return;
+        }
         try {
             Environment env = run(o);
             System.out.println();
@@ -122,6 +132,16 @@ public final class JsdpBench {
 
     private static void runOne(Options o, Environment env, Transport t, SdpVariant v)
         throws IOException, InterruptedException {
+        runOne(o, env, t, v, List.of());
+    }
+
+    /**
+     * Runs every scenario of {@code o} over one series in fresh JVMs, adding the results to {@code env}.
+     *
+     * @param extraJvmArgs options for both JVMs after {@code --jvm-arg}'s (the B arm of an A/B run)
+     */
+    static void runOne(Options o, Environment env, Transport t, SdpVariant v, List<String> extraJvmArgs)
+        throws IOException, InterruptedException {
         String variant = v == null ? Result.NO_VARIANT : v.name();
         String series = v == null ? t.id() : t.id() + "/" + variant;
         env.waits.add(series + ": " + t.waits(v));
@@ -134,7 +154,7 @@ public final class JsdpBench {
         if (o.oneJvm) {
             List<String> args = new ArrayList<>(List.of("both", t.id(), variant));
             args.addAll(opts);
-            try (Child both = Child.start(o.pin ? "0,1" : null, o, v, args)) {
+            try (Child both = Child.start(o.pin ? "0,1" : null, o, v, extraJvmArgs, args)) {
                 both.await(Worker.INFO + " pid=", START_TIMEOUT_MS); // taskset has exec'd the JVM by now
                 env.placements.add(series + ": one JVM, pid " + both.pid() + " on CPUs " + both.cpus()
                     + (o.pin ? " (taskset -c 0,1; client and server threads not pinned apart)" : " (unpinned)"));
@@ -144,12 +164,12 @@ public final class JsdpBench {
         }
         List<String> serverArgs = new ArrayList<>(List.of("server", t.id(), variant));
         serverArgs.addAll(opts);
-        try (Child server = Child.start(o.pin ? "1" : null, o, v, serverArgs)) {
+        try (Child server = Child.start(o.pin ? "1" : null, o, v, extraJvmArgs, serverArgs)) {
             String listening = server.await(Worker.LISTENING, START_TIMEOUT_MS);
             String address = listening.substring(Worker.LISTENING.length()).trim();
             List<String> clientArgs = new ArrayList<>(List.of("client", t.id(), variant, address));
             clientArgs.addAll(opts);
-            try (Child client = Child.start(o.pin ? "0" : null, o, v, clientArgs)) {
+            try (Child client = Child.start(o.pin ? "0" : null, o, v, extraJvmArgs, clientArgs)) {
                 client.await(Worker.INFO + " pid=", START_TIMEOUT_MS); // taskset has exec'd the JVM by now
                 env.placements.add(series + ": client pid " + client.pid() + " on CPUs " + client.cpus()
                     + ", server pid " + server.pid() + " on CPUs " + server.cpus()
@@ -209,7 +229,7 @@ public final class JsdpBench {
         return n + " CPUs, " + model;
     }
 
-    private static String command(Options o) {
+    static String command(Options o) {
         List<String> parts = new ArrayList<>(o.childArgs());
         return String.join(" ", parts.subList(0, 1)) + " transports=" + o.transports.stream().map(Transport::id)
             .reduce((a, b) -> a + "," + b).orElse("") + " sdp-variants=" + o.sdpVariants.stream().map(SdpVariant::name)
@@ -242,7 +262,8 @@ public final class JsdpBench {
             reader.start();
         }
 
-        static Child start(String cpus, Options o, SdpVariant v, List<String> args) throws IOException {
+        static Child start(String cpus, Options o, SdpVariant v, List<String> extraJvmArgs, List<String> args)
+            throws IOException {
             List<String> cmd = new ArrayList<>();
             if (cpus != null) {
                 cmd.addAll(List.of("taskset", "-c", cpus));
@@ -254,6 +275,7 @@ public final class JsdpBench {
                 cmd.addAll(v.jvmOptions());
             }
             cmd.addAll(o.jvmArgs); // last, so they win
+            cmd.addAll(extraJvmArgs);
             cmd.add("-cp");
             cmd.add(System.getProperty("java.class.path"));
             cmd.add(Worker.class.getName());

@@ -33,6 +33,12 @@ final class Options {
         "  --one-jvm            client and server in one JVM (default: two, the CLI starts both)",
         "  --pin                taskset: client JVM on CPU 0, server JVM on CPU 1 (one JVM: CPUs 0,1)",
         "  --jvm-arg ARG        an extra option for the worker JVMs (repeatable), e.g. -Xmx1g",
+        "  --rounds N           A/B: rr only; N rounds, each running A and B (alternating which goes first), each",
+        "                       in fresh JVMs; per round the mean latencies and B/A, at the end the median ratio",
+        "                       with min/max and a bootstrap 95 % interval. A and B: the run's two series",
+        "                       (e.g. --transports sdp --sdp-variants credit-notrace,credit), or its one series and",
+        "                       that series with --ab-jvm-arg",
+        "  --ab-jvm-arg ARG     with --rounds: B is the one series with ARG added to both JVMs (repeatable)",
         "  --quick              short points, fewer progress points: all scenarios in well under 2 minutes",
         "  --csv FILE           rows scenario,transport,variant,size_bytes,metric,value,unit",
         "  --report DIR         report.md, results.csv and PNG plots in DIR",
@@ -57,6 +63,10 @@ final class Options {
     final boolean pin;
     final boolean quick;
     final List<String> jvmArgs;
+    /** A/B rounds; 0: not an A/B run. */
+    final int rounds;
+    /** With {@link #rounds}: B's extra JVM arguments, or empty when B is the run's second series. */
+    final List<String> abJvmArgs;
     final Path csv;
     final Path report;
     final boolean listVariants;
@@ -78,6 +88,8 @@ final class Options {
         pin = b.pin;
         quick = b.quick;
         jvmArgs = List.copyOf(b.jvmArgs);
+        rounds = b.rounds;
+        abJvmArgs = List.copyOf(b.abJvmArgs);
         csv = b.csv;
         report = b.report;
         listVariants = b.listVariants;
@@ -175,6 +187,12 @@ final class Options {
                 case "--jvm-arg":
                     b.jvmArgs.add(value(args, ++i, a));
                     break;
+                case "--rounds":
+                    b.rounds = ints(value(args, ++i, a), a, 1, 1000)[0];
+                    break;
+                case "--ab-jvm-arg":
+                    b.abJvmArgs.add(value(args, ++i, a));
+                    break;
                 case "--csv":
                     b.csv = Path.of(value(args, ++i, a));
                     break;
@@ -210,7 +228,34 @@ final class Options {
         b.warmupMs = warmup != null ? warmup : b.quick ? 150 : 1000;
         b.jvmWarmupMs = jvmWarmup != null ? jvmWarmup : b.quick ? 2000 : 3000;
         b.durationMs = duration != null ? duration : b.quick ? 250 : 3000;
+        checkAb(b);
         return new Options(b);
+    }
+
+    /** The A/B settings: rr alone, exactly two arms, no report (its tables assume one run per series). */
+    private static void checkAb(Builder b) {
+        if (b.rounds == 0) {
+            if (!b.abJvmArgs.isEmpty()) {
+                throw new IllegalArgumentException("--ab-jvm-arg needs --rounds");
+            }
+            return;
+        }
+        if (!b.scenarios.equals(Set.of(Scenario.RR))) {
+            throw new IllegalArgumentException("--rounds compares rr latencies: give the scenario rr alone");
+        }
+        if (b.report != null) {
+            throw new IllegalArgumentException("--rounds writes no --report (use --csv)");
+        }
+        int series = 0;
+        for (Transport t : b.transports) {
+            series += t == Transport.SDP ? b.sdpVariants.size() : 1;
+        }
+        int wanted = b.abJvmArgs.isEmpty() ? 2 : 1;
+        if (series != wanted) {
+            throw new IllegalArgumentException("--rounds compares two arms: give " + (wanted == 2
+                ? "two series (transports x SDP variants), e.g. --transports sdp --sdp-variants credit-notrace,credit"
+                : "one series (transports x SDP variants) with --ab-jvm-arg") + "; this run has " + series);
+        }
     }
 
     private static String value(String[] args, int i, String option) {
@@ -308,6 +353,8 @@ final class Options {
         boolean pin;
         boolean quick;
         final List<String> jvmArgs = new ArrayList<>();
+        int rounds;
+        final List<String> abJvmArgs = new ArrayList<>();
         Path csv;
         Path report;
         boolean listVariants;

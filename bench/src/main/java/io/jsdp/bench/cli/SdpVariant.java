@@ -2,6 +2,7 @@ package io.jsdp.bench.cli;
 
 import io.jsdp.flow.FlowControlScheme;
 import io.jsdp.flow.engine.SdpOptions;
+import io.jsdp.ras.Trace;
 import io.jsdp.testbed.shm.ShmSettings;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -25,6 +26,8 @@ record SdpVariant(String name, Map<String, String> properties, boolean poll, Str
 
     /** The variant the targets call "spinning": the defaults. */
     static final String DEFAULT = "credit";
+    /** {@link #DEFAULT} with tracing compiled out: the tracing-overhead baseline (issue 10). */
+    static final String CREDIT_NOTRACE = "credit-notrace";
     /** The variant the targets call "blocking (spin window 0)". */
     static final String BLOCKING = "spin0";
     /** Like {@code tcp-poll}: never parks, whatever the spin window. */
@@ -69,6 +72,11 @@ record SdpVariant(String name, Map<String, String> properties, boolean poll, Str
             "zero copy: blocking writes of Sdp.allocateDirect buffers of at least " + SdpOptions.ZCOPY_THRESHOLD_PROP + "="
                 + SdpOptions.ZCOPY_THRESHOLD_DEFAULT + " bytes go by SrcAvail / RDMA READ into the reader's direct buffer; "
                 + "smaller ones by buffer copy"));
+        add(new SdpVariant(CREDIT_NOTRACE, Map.of(SdpOptions.FLOW_CONTROL_PROP, FlowControlScheme.CREDIT.configName(),
+                Trace.ENABLED_PROP, "false"), false,
+            "spin " + SdpOptions.SPIN_NS_DEFAULT / 1000 + " µs, then park",
+            "credit with tracing compiled out (" + Trace.ENABLED_PROP + "=false in both JVMs): the baseline of the"
+                + " tracing-overhead target (issue 10), compared with credit in A/B rounds (--rounds)"));
     }
 
     SdpVariant {

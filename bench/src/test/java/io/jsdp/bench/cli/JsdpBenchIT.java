@@ -100,6 +100,26 @@ class JsdpBenchIT {
     }
 
     @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void abRoundsAlternateTheArmsAndReportTheMedianRatio() throws Exception {
+        Path csv = dir.resolve("ab.csv");
+        String out = run("rr", "--one-jvm", "--transports", "sdp", "--sdp-variants", "credit-notrace,credit", "--sizes", "64",
+            "--rounds", "2", "--warmup-ms", "10", "--duration-ms", "40", "--jvm-warmup-ms", "0", "--csv", csv.toString());
+        assertTrue(out.contains("# A = sdp/credit-notrace, B = sdp/credit"), out);
+        assertTrue(out.contains("# round 1/2 (A first) rr 64 B: A iqmean "), out);
+        assertTrue(out.contains("# round 2/2 (B first) rr 64 B: A iqmean "), out);
+        assertTrue(out.contains("rr 64 B iqmean B/A median "), out);
+        Set<String> metrics = new TreeSet<>();
+        for (Result r : Result.readCsv(csv)) {
+            metrics.add(r.variant() + " " + r.metric());
+            assertTrue(r.value() > 0, r.toString());
+        }
+        assertTrue(metrics.containsAll(List.of("credit-notrace r01_iqmean_us", "credit r01_mean_us", "credit-notrace r02_p50_us",
+            "credit ab_iqmean_ratio_median", "credit ab_iqmean_ratio_ci95_lo", "credit ab_iqmean_ratio_ci95_hi",
+            "credit ab_mean_ratio_median", "credit ab_p50_ratio_max")), metrics.toString());
+    }
+
+    @Test
     @Timeout(value = 30, unit = TimeUnit.SECONDS)
     void badArgumentsExitWithUsage() throws Exception {
         List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar",

@@ -110,4 +110,68 @@ class OptionsTest {
         assertTrue(Transport.TCP_POLL.poll(null));
         assertFalse(Transport.TCP.poll(null));
     }
+
+    @Test
+    void roundsCompareTheRunsTwoSeries() {
+        Options o = Options.parse("rr", "--transports", "sdp", "--sdp-variants", "credit-notrace,credit", "--sizes", "64",
+            "--rounds", "12");
+        assertEquals(12, o.rounds);
+        AbRounds.Arm[] arms = AbRounds.arms(o);
+        assertEquals("sdp/credit-notrace", arms[0].label());
+        assertEquals("sdp/credit", arms[1].label());
+        assertEquals(List.of(), arms[1].extraJvmArgs());
+        assertTrue(SdpVariant.named("credit-notrace").jvmOptions().containsAll(
+            List.of("-Djsdp.flowControl=credit", "-Djsdp.trace.enabled=false")));
+    }
+
+    @Test
+    void abJvmArgsMakeTheSecondArmOfTheOneSeries() {
+        Options o = Options.parse("rr", "--transports", "sdp", "--sdp-variants", "credit", "--rounds", "3",
+            "--ab-jvm-arg", "-Djsdp.trace.enabled=false", "--ab-jvm-arg", "-Xint");
+        AbRounds.Arm[] arms = AbRounds.arms(o);
+        assertEquals("sdp/credit", arms[0].label());
+        assertEquals(List.of(), arms[0].extraJvmArgs());
+        assertEquals(List.of("-Djsdp.trace.enabled=false", "-Xint"), arms[1].extraJvmArgs());
+        assertEquals("credit+ab", arms[1].csvVariant());
+        assertEquals("ab", AbRounds.arms(Options.parse("rr", "--transports", "tcp", "--rounds", "2", "--ab-jvm-arg", "-Xint"))[1]
+            .csvVariant());
+    }
+
+    @Test
+    void roundsRejectWhatTheyCannotCompare() {
+        assertThrows(IllegalArgumentException.class, () -> Options.parse("stream", "--transports", "sdp", "--sdp-variants",
+            "credit,nic", "--rounds", "3"), "rr only");
+        assertThrows(IllegalArgumentException.class, () -> Options.parse("rr", "--transports", "sdp,tcp", "--sdp-variants",
+            "credit,nic", "--rounds", "3"), "three series");
+        assertThrows(IllegalArgumentException.class, () -> Options.parse("rr", "--transports", "sdp", "--sdp-variants",
+            "credit,nic", "--rounds", "3", "--ab-jvm-arg", "-Xint"), "two series and --ab-jvm-arg: three arms");
+        assertThrows(IllegalArgumentException.class, () -> Options.parse("rr", "--transports", "sdp", "--sdp-variants",
+            "credit", "--ab-jvm-arg", "-Xint"), "--ab-jvm-arg without --rounds");
+        assertThrows(IllegalArgumentException.class, () -> Options.parse("rr", "--transports", "sdp", "--sdp-variants",
+            "credit,nic", "--rounds", "0"), "at least one round");
+        assertThrows(IllegalArgumentException.class, () -> Options.parse("rr", "--transports", "sdp", "--sdp-variants",
+            "credit,nic", "--rounds", "3", "--report", "dir"), "no report");
+        assertEquals(0, Options.parse("rr").rounds);
+    }
+
+    @Test
+    void theMedianRatioAndItsBootstrapIntervalComeFromTheRounds() {
+        assertEquals(1.02, AbRounds.median(new double[] {1.05, 0.99, 1.02}), 1e-12);
+        assertEquals(1.015, AbRounds.median(new double[] {1.05, 0.99, 1.02, 1.01}), 1e-12);
+        double[] ratios = {1.004, 0.998, 1.012, 1.001, 0.995, 1.006, 1.85, 1.003, 0.999, 1.002};
+        double[] ci = AbRounds.bootstrapMedianInterval(ratios, AbRounds.RESAMPLES, 1);
+        double median = AbRounds.median(ratios);
+        assertTrue(ci[0] <= median && median <= ci[1], ci[0] + " " + median + " " + ci[1]);
+        assertTrue(ci[0] >= 0.995 && ci[1] <= 1.012, "the one round at another VM speed (1.85) does not carry the interval: "
+            + ci[0] + " .. " + ci[1]);
+        assertArrayEquals(ci, AbRounds.bootstrapMedianInterval(ratios, AbRounds.RESAMPLES, 1), "same seed, same interval");
+        assertArrayEquals(new double[] {1.0, 1.0}, AbRounds.bootstrapMedianInterval(new double[] {1.0, 1.0, 1.0}, 100, 7));
+    }
+
+    @Test
+    void theInterquartileMeanIgnoresDescheduledRoundTrips() {
+        long[] sorted = {600, 640, 650, 650, 660, 670, 700, 4_000_000};
+        assertEquals((650 + 650 + 660 + 670) / 4.0, Client.interquartileMean(sorted, sorted.length), 1e-9);
+        assertEquals(650, Client.interquartileMean(new long[] {650}, 1), 1e-9);
+    }
 }

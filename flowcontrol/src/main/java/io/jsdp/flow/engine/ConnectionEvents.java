@@ -45,6 +45,7 @@ final class ConnectionEvents {
         e.messagesReceived = s.messagesReceived();
         e.creditStalls = s.creditStalls();
         e.creditStallTime = s.creditStallNs();
+        e.rnrRetries = s.rnrRetries();
         e.failure = failure;
         e.commit();
     }

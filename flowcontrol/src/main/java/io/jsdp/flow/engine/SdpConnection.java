@@ -302,6 +302,8 @@ public final class SdpConnection {
      * ends when it allows one again. Nanoseconds of ended stalls; the current one began at stallStartNs.
      */
     private long creditStallNs;
+    /** The queue pair's RNR retries when last read; final once released (the queue pair is gone then). */
+    private long rnrRetries;
     private boolean stalled;
     private long stallStartNs;
     /** The JFR event of the current stall, when a recording wants it. */
@@ -2336,6 +2338,7 @@ public final class SdpConnection {
         if (released) {
             return; // a failure inside a failure (a failed AbortConn post) already released
         }
+        rnrRetriesLocked(); // the last read: the queue pair goes below
         released = true;
         if (stalled) {
             stallEndsLocked(true);
@@ -2738,7 +2741,16 @@ public final class SdpConnection {
     private ConnectionStats statsLocked() {
         long stallNs = creditStallNs + (stalled ? System.nanoTime() - stallStartNs : 0);
         return new ConnectionStats(bytesSent, bytesReceived, messagesSent, messagesReceived, creditStalls, stallNs,
-            large == null ? 0 : large.transfers(), large == null ? 0 : large.rdmaBytes(), fc.credits(), state, released);
+            large == null ? 0 : large.transfers(), large == null ? 0 : large.rdmaBytes(), rnrRetriesLocked(), fc.credits(),
+            state, released);
+    }
+
+    /** The queue pair's RNR retries; kept at release, when the queue pair goes (issue 10). */
+    private long rnrRetriesLocked() {
+        if (!released) {
+            rnrRetries = qp == null ? 0 : qp.rnrRetries();
+        }
+        return rnrRetries;
     }
 
     /**
@@ -2754,13 +2766,15 @@ public final class SdpConnection {
      *     message again (a stall under way included)
      * @param zeroCopyTransfers zero-copy writes the peer read completely (SrcAvail, RDMA READ; issue 9)
      * @param zeroCopyBytes bytes moved by RDMA READ, as source and as sink (not in the other byte counts)
+     * @param rnrRetries receiver-not-ready retries of the queue pair's sends ({@link QueuePair#rnrRetries()}), or
+     *     {@link QueuePair#RNR_RETRIES_NOT_AVAILABLE} when the device does not count them
      * @param credits the peer's receive buffers this side may still use (flow control's credits)
      * @param state the state
      * @param released whether the resources are freed (the counters are final then)
      */
     public record ConnectionStats(long bytesSent, long bytesReceived, long messagesSent, long messagesReceived,
                                   long creditStalls, long creditStallNs, long zeroCopyTransfers, long zeroCopyBytes,
-                                  int credits,
+                                  long rnrRetries, int credits,
                                   State state, boolean released) {
     }
 
@@ -2807,8 +2821,14 @@ public final class SdpConnection {
             .append("counters bytesSent=").append(bytesSent).append(" bytesReceived=").append(bytesReceived)
             .append(" messagesSent=").append(messagesSent).append(" messagesReceived=").append(messagesReceived)
             .append(" creditStalls=").append(creditStalls).append(" creditStallNs=").append(creditStallNs)
-            .append(stalled ? " (stalled now)" : "").append(" zeroCopyTransfers=").append(large == null ? 0 : large.transfers()).append('\n');
+            .append(stalled ? " (stalled now)" : "").append(" zeroCopyTransfers=").append(large == null ? 0 : large.transfers())
+            .append(" rnrRetries=").append(rnrText(rnrRetriesLocked())).append('\n');
         return b.toString();
+    }
+
+    /** An RNR count for text: the number, or {@code n/a} where the device does not count. */
+    static String rnrText(long rnrRetries) {
+        return rnrRetries == QueuePair.RNR_RETRIES_NOT_AVAILABLE ? "n/a" : Long.toString(rnrRetries);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.jsdp.flow.engine;
 
 import io.jsdp.flow.engine.SdpConnection.ConnectionStats;
+import io.jsdp.verbs.QueuePair;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -37,7 +38,10 @@ public final class StackStatistics {
     private static final int CREDIT_STALLS = 5;
     private static final int CREDIT_STALL_NS = 6;
     private static final int ZERO_COPY = 7;
-    private static final int SUMS = 8;
+    private static final int RNR_RETRIES = 8;
+    /** Connections whose device does not count RNR retries: the total is then "not available". */
+    private static final int RNR_NOT_COUNTED = 9;
+    private static final int SUMS = 10;
 
     StackStatistics() {
     }
@@ -71,6 +75,11 @@ public final class StackStatistics {
         sums[CREDIT_STALLS] += s.creditStalls();
         sums[CREDIT_STALL_NS] += s.creditStallNs();
         sums[ZERO_COPY] += s.zeroCopyTransfers();
+        if (s.rnrRetries() == QueuePair.RNR_RETRIES_NOT_AVAILABLE) {
+            sums[RNR_NOT_COUNTED]++;
+        } else {
+            sums[RNR_RETRIES] += s.rnrRetries();
+        }
     }
 
     /** The released sums plus the live connections' counters, consistent with respect to releases. */
@@ -106,7 +115,7 @@ public final class StackStatistics {
         }
         return new Totals(opened.get(), established.get(), sums[RELEASED], live, sums[BYTES_SENT], sums[BYTES_RECEIVED],
             sums[MESSAGES_SENT], sums[MESSAGES_RECEIVED], sums[CREDIT_STALLS], sums[CREDIT_STALL_NS], sums[ZERO_COPY],
-            Map.copyOf(byFailure));
+            sums[RNR_NOT_COUNTED] != 0 ? QueuePair.RNR_RETRIES_NOT_AVAILABLE : sums[RNR_RETRIES], Map.copyOf(byFailure));
     }
 
     /**
@@ -123,10 +132,12 @@ public final class StackStatistics {
      * @param creditStalls writer stalls for want of credits or send slots
      * @param creditStallNs time spent in those stalls
      * @param zeroCopyTransfers zero-copy transfers (SrcAvail writes the peer read completely, issue 9)
+     * @param rnrRetries receiver-not-ready retries of the connections' queue pairs, or
+     *     {@link QueuePair#RNR_RETRIES_NOT_AVAILABLE} when a connection's device does not count them
      * @param failures failed connections by {@link Failure} name (absent: none)
      */
     public record Totals(long opened, long established, long released, long live, long bytesSent, long bytesReceived,
                          long messagesSent, long messagesReceived, long creditStalls, long creditStallNs,
-                         long zeroCopyTransfers, Map<String, Long> failures) {
+                         long zeroCopyTransfers, long rnrRetries, Map<String, Long> failures) {
     }
 }

@@ -59,6 +59,10 @@ public final class ConnectionClosedEvent extends Event {
     @Timespan(Timespan.NANOSECONDS)
     public long creditStallTime;
 
+    /** Receiver-not-ready retries of the queue pair's sends; -1 where the device does not count them, 0 over TCP. */
+    @Label("RNR Retries")
+    public long rnrRetries;
+
     /** The failure ({@code "RESET_BY_PEER: ..."}), or null when the connection ended well. */
     @Label("Failure")
     public String failure;

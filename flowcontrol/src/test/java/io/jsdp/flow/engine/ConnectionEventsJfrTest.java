@@ -79,6 +79,7 @@ class ConnectionEventsJfrTest {
             assertEquals(isA ? sent + 10 : 0, e.getLong("bytesSent"), e.toString());
             assertEquals(isA ? 0 : sent + 10, e.getLong("bytesReceived"), e.toString());
             assertEquals(isA ? 1 : 0, e.getLong("creditStalls"), e.toString());
+            assertEquals(0, e.getLong("rnrRetries"), "credit-based flow control makes no RNR retries: " + e);
             assertNull(e.getString("failure"), e.toString());
         }
         assertTrue(Files.size(file) > 0);

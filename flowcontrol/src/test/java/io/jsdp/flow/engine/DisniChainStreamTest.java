@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.jsdp.ras.ResourceTracker;
 import io.jsdp.testbed.disni.SoftDisni;
 import io.jsdp.testbed.disni.SoftDisniProvider;
+import io.jsdp.verbs.QueuePair;
 import io.jsdp.verbs.RdmaDevice;
 import io.jsdp.verbs.disni.DisniDevice;
 import java.net.InetAddress;
@@ -90,6 +91,9 @@ class DisniChainStreamTest {
             }, TestThreads.POOL);
             StreamCheck.Result w = StreamCheck.write(a, 32L << 20, 1 << 20, 10, false);
             assertEquals(w.crc(), reader.get(60, TimeUnit.SECONDS).crc());
+            assertEquals(QueuePair.RNR_RETRIES_NOT_AVAILABLE, a.stats().rnrRetries(),
+                "DiSNI counts no RNR retries per queue pair: not available, not zero");
+            assertTrue(a.snapshot().contains("rnrRetries=n/a"), a::snapshot);
             b.close();
             a.close();
         });

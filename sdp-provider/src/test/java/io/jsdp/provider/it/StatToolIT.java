@@ -110,6 +110,7 @@ class StatToolIT {
                 String out = stat.out();
                 assertTrue(out.startsWith("jsdp stat: pid " + app.process.pid() + ", device soft"), out);
                 assertTrue(out.contains("tcp: fallbacks {no-listener=1"), out);
+                assertTrue(out.contains("; rnr retries 0;"), "SoftRdma counts them; credit-based flow control makes none: " + out);
                 List<Map<String, String>> rows = rows(out);
                 // the application's: a listener, two SDP ends, a TCP fallback; the JMX agent the tool started
                 // listens through jsdp too (the agent installed the socket factories), so its listener and the
@@ -131,6 +132,7 @@ class StatToolIT {
                 assertTrue(Integer.parseInt(up.get("CREDITS")) > 0, out);
                 assertEquals(Integer.toString(StatChildMain.SDP_UP), up.get("SENT"));
                 assertEquals(Integer.toString(StatChildMain.SDP_DOWN), up.get("RECEIVED"));
+                assertEquals("0", up.get("RNR"));
                 assertEquals("-", up.get("REASON"));
 
                 Map<String, String> down = row(rows, "PEER", client, out);
@@ -148,6 +150,7 @@ class StatToolIT {
                 assertEquals(plainServer, tcp.get("PEER"));
                 assertEquals("-", tcp.get("FC"));
                 assertEquals("-", tcp.get("CREDITS"));
+                assertEquals("-", tcp.get("RNR"));
                 assertEquals(Integer.toString(StatChildMain.TCP_UP), tcp.get("SENT"));
                 assertEquals(Integer.toString(StatChildMain.TCP_DOWN), tcp.get("RECEIVED"));
                 assertTrue(tcp.get("REASON").matches("no SDP listener at (localhost)?/" + plainServer), tcp.get("REASON"));
@@ -161,6 +164,7 @@ class StatToolIT {
                 assertTrue(text.contains("--- sockets ("), text);
                 assertTrue(text.matches("(?s).*connection \\d+ active device soft.*"), text);
                 assertTrue(text.matches("(?s).*connection \\d+ passive device soft.*"), text);
+                assertTrue(text.contains(" rnrRetries=0"), text);
                 assertTrue(text.contains("--- flight recorder ("), text);
                 assertTrue(text.contains("--- FFDC records in memory ("), text);
                 assertTrue(text.contains("/" + plainServer), text);

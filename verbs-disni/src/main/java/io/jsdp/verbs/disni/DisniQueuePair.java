@@ -105,6 +105,15 @@ final class DisniQueuePair implements QueuePair, DisniObject {
         return state;
     }
 
+    /**
+     * Not available: neither DiSNI 2.1 ({@code IbvQP} has no query) nor libibverbs count RNR retries per
+     * queue pair; the port's hardware counters are device-wide (see {@link QueuePair#rnrRetries()}).
+     */
+    @Override
+    public long rnrRetries() {
+        return RNR_RETRIES_NOT_AVAILABLE;
+    }
+
     /** The CM moved the queue pair to RTR and RTS (accept, or ESTABLISHED). */
     void connected() {
         if (state == QpState.INIT) {
