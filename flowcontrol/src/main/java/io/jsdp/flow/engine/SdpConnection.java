@@ -2308,7 +2308,10 @@ public final class SdpConnection {
         if (state == State.FINISHED) {
             return;
         }
-        if (peerGoneIfEverythingReadLocked("disconnected by the peer without DisConn")) {
+        // A dead peer's queue pair flushed ours before this event (the completions taken above decided
+        // then); a peer that disconnects without DisConn while ours still runs is alive and aborted — its
+        // AbortConn, best effort, was lost — so this is a reset, never an EOF that would end a cut stream.
+        if (resetAfterUnreadLocked("disconnected by the peer without DisConn")) {
             return;
         }
         failLocked(state == State.ESTABLISHED ? Failure.RESET_BY_PEER : Failure.CONNECT_TIMEOUT,
