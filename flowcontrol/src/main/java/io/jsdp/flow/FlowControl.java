@@ -135,4 +135,14 @@ public interface FlowControl {
      * @return e.g. "credits=5 peerView=3"
      */
     String describe();
+
+    /**
+     * What the peer may still send us as far as our messages told it: the {@code bufs} we last advertised
+     * less the peer's messages that arrived since. Below two (a Data message's price) the peer may have
+     * been holding data for lack of credit.
+     *
+     * @param lastReceivedMseq the last sequence number received
+     * @return the peer's credits as this side knows them
+     */
+    int peerCredits(int lastReceivedMseq);
 }

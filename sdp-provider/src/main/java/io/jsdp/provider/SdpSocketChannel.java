@@ -1009,6 +1009,9 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             if (sdp != null && name == StandardSocketOptions.TCP_NODELAY) {
                 sdp.noDelay((Boolean) value);
             }
+            if (sdp != null && name == StandardSocketOptions.SO_LINGER) {
+                sdp.lingerSeconds(value == null ? -1 : (Integer) value); // close reads it
+            }
             return this;
         } finally {
             stateLock.unlock();

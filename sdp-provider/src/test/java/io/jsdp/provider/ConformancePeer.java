@@ -7,6 +7,8 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
@@ -31,15 +33,25 @@ import java.util.zip.CRC32;
  * READ i n           read exactly n bytes, value: their CRC-32      READ1 i   one read, value: its count
  * WRITES i           write 1,000 bytes every 10 ms, 50 times or until it fails
  * SHUTOUT i | SHUTIN i | CLOSE i | RESET
+ * LINGER i s         set SO_LINGER to s seconds
+ * NETCONNECT p       a java.net.Socket to loopback:p (jsdp: through {@link SocketFactories}, so SdpSocketImpl),
+ *                    value: TRANSPORT or '-'; java.net sockets are numbered apart, from 0
+ * NETWRITE i n       write n pattern bytes through socket i's OutputStream        NETCLOSE i   close it
+ * EXIT               answer, then System.exit(0) with whatever is open as it is (shutdown hooks run)
+ * HALT               answer, then Runtime.halt(0): a crash (no hooks, nothing closed)
  * </pre>
  */
 public final class ConformancePeer {
     private final SelectorProvider provider;
     private final List<SocketChannel> conns = new ArrayList<>();
+    private final List<Socket> sockets = new ArrayList<>();
+    private final boolean jsdp;
+    private boolean factoriesInstalled;
     private ServerSocketChannel server;
 
-    private ConformancePeer(SelectorProvider provider) {
+    private ConformancePeer(SelectorProvider provider, boolean jsdp) {
         this.provider = provider;
+        this.jsdp = jsdp;
     }
 
     /**
@@ -53,7 +65,7 @@ public final class ConformancePeer {
             DisniChain.install();
         }
         SelectorProvider p = args[0].equals("jdk") ? SelectorProvider.provider() : new SdpSelectorProvider();
-        ConformancePeer peer = new ConformancePeer(p);
+        ConformancePeer peer = new ConformancePeer(p, !args[0].equals("jdk"));
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         System.out.println("READY " + ProcessHandle.current().pid());
         for (String line; (line = in.readLine()) != null;) {
@@ -65,6 +77,13 @@ public final class ConformancePeer {
                 answer = "EX " + w[0] + " " + e.getClass().getName() + " " + e.getMessage();
             }
             System.out.println(answer);
+            if (answer.equals("OK EXIT ")) {
+                System.exit(0);
+            }
+            if (answer.equals("OK HALT ")) {
+                System.out.flush();
+                Runtime.getRuntime().halt(0);
+            }
         }
         peer.reset();
     }
@@ -116,6 +135,28 @@ public final class ConformancePeer {
             }
             case "RESET" -> {
                 reset();
+                return "";
+            }
+            case "EXIT", "HALT" -> {
+                return "";
+            }
+            case "NETCONNECT" -> {
+                if (jsdp && !factoriesInstalled) {
+                    SocketFactories.install(); // java.net sockets become SdpSocketImpl ones
+                    factoriesInstalled = true;
+                }
+                Socket s = new Socket(InetAddress.getLoopbackAddress(), Integer.parseInt(w[1]));
+                sockets.add(s);
+                return s.supportedOptions().contains(SdpSocketOptions.TRANSPORT)
+                    ? s.getOption(SdpSocketOptions.TRANSPORT).replace(' ', '_') : "-";
+            }
+            case "NETWRITE" -> {
+                int n = Integer.parseInt(w[2]);
+                sockets.get(Integer.parseInt(w[1])).getOutputStream().write(pattern(n));
+                return Integer.toString(n);
+            }
+            case "NETCLOSE" -> {
+                sockets.get(Integer.parseInt(w[1])).close();
                 return "";
             }
             default -> {
@@ -171,6 +212,7 @@ public final class ConformancePeer {
             case "SHUTOUT" -> c.shutdownOutput();
             case "SHUTIN" -> c.shutdownInput();
             case "CLOSE" -> c.close();
+            case "LINGER" -> c.setOption(StandardSocketOptions.SO_LINGER, n);
             default -> throw new IllegalArgumentException("unknown command " + command);
         }
         return "";
@@ -193,6 +235,10 @@ public final class ConformancePeer {
             c.close();
         }
         conns.clear();
+        for (Socket s : sockets) {
+            s.close();
+        }
+        sockets.clear();
         if (server != null) {
             server.close();
             server = null;

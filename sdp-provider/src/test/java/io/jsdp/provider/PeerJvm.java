@@ -97,6 +97,23 @@ final class PeerJvm implements AutoCloseable {
         }
     }
 
+    /** Ends its stdin: the peer closes every connection and its {@code main} returns (a normal exit). */
+    void endInput() {
+        commands.close();
+    }
+
+    /**
+     * Waits until the process has ended by itself.
+     *
+     * @return its exit value
+     */
+    int awaitExit() throws InterruptedException {
+        if (!process.waitFor(ANSWER_SECONDS, TimeUnit.SECONDS)) {
+            throw new AssertionError(kind + " peer " + process.pid() + " did not exit; output: " + transcript);
+        }
+        return process.exitValue();
+    }
+
     /** SIGKILL, as a crash: no shutdown hooks, no close; waits until it is gone. */
     void kill() throws InterruptedException {
         process.destroyForcibly();

@@ -46,6 +46,11 @@ public abstract class CreditAccountedFlowControl implements FlowControl {
     }
 
     @Override
+    public final int peerCredits(int lastReceivedMseq) {
+        return credit.peerCredits(lastReceivedMseq);
+    }
+
+    @Override
     public final int credits() {
         return credit.credits();
     }

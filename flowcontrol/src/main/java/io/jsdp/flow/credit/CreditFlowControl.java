@@ -154,6 +154,11 @@ public final class CreditFlowControl implements FlowControl {
     }
 
     @Override
+    public int peerCredits(int lastReceivedMseq) {
+        return peerView(lastReceivedMseq);
+    }
+
+    @Override
     public int credits() {
         return credits;
     }

@@ -237,6 +237,11 @@ public final class SdpConnection {
     private int lastDataMseq = -1;
     /** The peer died after reading everything: reads end with EOF, writes fail with a reset (as TCP). */
     private boolean peerGone;
+    /**
+     * The peer reset the connection (AbortConn, or it vanished) while data it had sent was still unread
+     * here: as Linux TCP, reads give that data first and then the reset ({@link #failure} says which).
+     */
+    private boolean resetAfterUnread;
     private int goal;
     /** Application flags. */
     private boolean appClosed;
@@ -551,7 +556,7 @@ public final class SdpConnection {
             }
             if (!hasUnreadLocked() && (disconnReceived || state == State.FINISHED)) {
                 maybeReleaseLocked();
-                return EOF;
+                return resetAfterUnread ? FAILED : EOF;
             }
             return 0;
         } finally {
@@ -1010,6 +1015,20 @@ public final class SdpConnection {
         lock.lock();
         try {
             options.zcopyThreshold(bytes);
+        } finally {
+            unlock();
+        }
+    }
+
+    /**
+     * Sets {@code SO_LINGER} at run time; it decides how a later {@link #close()} ends the connection.
+     *
+     * @param seconds 0 for an abortive close, negative (off) or positive for a graceful one
+     */
+    public void lingerSeconds(int seconds) {
+        lock.lock();
+        try {
+            options.lingerSeconds(seconds < 0 ? -1 : seconds);
         } finally {
             unlock();
         }
@@ -1644,7 +1663,9 @@ public final class SdpConnection {
                     return;
                 }
                 postReceiveLocked(buf);
-                failLocked(Failure.RESET_BY_PEER, "AbortConn from the peer", false, true);
+                if (!resetAfterUnreadLocked("AbortConn from the peer")) {
+                    failLocked(Failure.RESET_BY_PEER, "AbortConn from the peer", false, true);
+                }
             }
             default -> violationLocked(Violation.UNSUPPORTED_MID, MessageId.name(mid) + " mseq " + mseq);
         }
@@ -2289,7 +2310,10 @@ public final class SdpConnection {
         if (state == State.FINISHED) {
             return;
         }
-        if (peerGoneIfEverythingReadLocked("disconnected by the peer without DisConn")) {
+        // A dead peer's queue pair flushed ours before this event (the completions taken above decided
+        // then); a peer that disconnects without DisConn while ours still runs is alive and aborted — its
+        // AbortConn, best effort, was lost — so this is a reset, never an EOF that would end a cut stream.
+        if (resetAfterUnreadLocked("disconnected by the peer without DisConn")) {
             return;
         }
         failLocked(state == State.ESTABLISHED ? Failure.RESET_BY_PEER : Failure.CONNECT_TIMEOUT,
@@ -2309,8 +2333,9 @@ public final class SdpConnection {
         boolean readEverything = state == State.ESTABLISHED && allDataPostedLocked() && (ring == null || ring.peerConsumedAll())
             && (large == null || large.remoteBytes() == 0)
             && (lastDataMseq < 0 || lastPeerAck - lastDataMseq >= 0) && lastPeerBufs >= peerCapacity && peerCapacity > 0;
-        if (!readEverything) {
-            return false;
+        if (!readEverything || !disconnReceived && peerMayHaveHeldDataLocked()) {
+            // data lost with the peer's process must not look like the end of its stream
+            return resetAfterUnreadLocked("the peer went away (" + why + ")");
         }
         peerGone = true;
         disconnReceived = true;
@@ -2321,6 +2346,122 @@ public final class SdpConnection {
         cancelTimersLocked();
         maybeReleaseLocked();
         return true;
+    }
+
+    /**
+     * Whether the peer may have had data it had not sent yet when it vanished: it was out of credit
+     * (fewer than the two a Data message needs, as far as our messages told it), or — packetized — our
+     * ring still held unread bytes, so it may have been out of ring space. Its DisConn settles it: after
+     * one, nothing more was to come.
+     */
+    private boolean peerMayHaveHeldDataLocked() {
+        return fc.peerCredits(lastRecvMseq) < 2 || ring != null && ring.unread() > 0;
+    }
+
+    /**
+     * The peer reset the connection or vanished while its data was unread here and the application
+     * still reads: as Linux TCP, the data it sent stays readable and the reset comes after it. The
+     * connection ends (FINISHED, resources kept until the data is read or the channel closed); writes fail
+     * at once with the reset.
+     *
+     * @return false when there is nothing to keep (the caller fails the connection as before)
+     */
+    private boolean resetAfterUnreadLocked(String why) {
+        if (state != State.ESTABLISHED || appClosed || inputShut || !hasUnreadLocked()) {
+            return false;
+        }
+        peerGone = true;
+        resetAfterUnread = true;
+        disconnReceived = true;
+        failure = Failure.RESET_BY_PEER;
+        failureDetail = why + " with " + unreadBytes + " bytes of its unread here: reads give them, then the reset";
+        stack.statistics().onFailed(failure);
+        Ffdc.capture("sdp", "connection." + failure.name(), "connection " + connectionId + " " + failureDetail, snapshotLocked());
+        transition(State.FINISHED);
+        cancelTimersLocked();
+        return true;
+    }
+
+    // ------------------------------------------------------------------ exit drain
+
+    /**
+     * Whether a JVM exiting now would lose nothing of this connection that TCP's kernel would still
+     * deliver: after a close or shutdownOutput, our DisConn has completed (so every byte before it reached
+     * the peer's receive buffers); with the output open, every byte written has been posted and its SEND
+     * completed. A connection that ended or never got established has nothing to deliver.
+     *
+     * @return true when the process may end without cutting this connection's output off
+     */
+    boolean exitDrainDone() {
+        lock.lock();
+        try {
+            progressLocked();
+            return exitDrainDoneLocked();
+        } finally {
+            unlockAndNotify();
+        }
+    }
+
+    private boolean exitDrainDoneLocked() {
+        if (released || state != State.ESTABLISHED) {
+            return true;
+        }
+        if (appClosed || outputShut) {
+            return disconnSendDone;
+        }
+        return allDataPostedLocked() && slotCompleted == slotPosted && noteCompleted == notePosted
+            && (large == null || !large.hasPendingOutput());
+    }
+
+    /**
+     * At JVM exit, after its written data was delivered: an established connection the application left
+     * open gets its DisConn, as the kernel sends a FIN for a TCP socket a process leaves open.
+     */
+    void shutdownOutputAtExit() {
+        lock.lock();
+        try {
+            if (state != State.ESTABLISHED || released || appClosed || outputShut) {
+                return;
+            }
+        } finally {
+            unlock();
+        }
+        shutdownOutput();
+    }
+
+    /**
+     * Waits, at JVM exit, until {@link #exitDrainDone()} or the deadline (the stack's exit drain).
+     *
+     * @param deadlineNs {@link System#nanoTime()} to give up at
+     * @return true when drained
+     */
+    boolean awaitExitDrain(long deadlineNs) {
+        lock.lock();
+        try {
+            waiters++;
+            try {
+                for (;;) {
+                    progressLocked();
+                    if (exitDrainDoneLocked()) {
+                        return true;
+                    }
+                    long left = deadlineNs - System.nanoTime();
+                    if (left <= 0) {
+                        return false;
+                    }
+                    if (armLocked()) {
+                        changed.awaitNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(10)));
+                    }
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return exitDrainDoneLocked();
+            } finally {
+                waiters--;
+            }
+        } finally {
+            unlockAndNotify();
+        }
     }
 
     private void maybeReleaseLocked() {

@@ -76,6 +76,7 @@ public final class SdpStack implements AutoCloseable {
         progressThread.start();
         cmThread.start();
         TRACE.message(TraceLevel.RARE, "stack.open", "SDP stack open on device " + name + " (" + device.provider() + ")");
+        ExitDrain.add(this);
     }
 
     private static Thread daemon(Runnable r, String name) {
@@ -321,6 +322,7 @@ public final class SdpStack implements AutoCloseable {
             c.stackClosing();
         }
         closed = true;
+        ExitDrain.remove(this);
         timer.shutdownNow();
         join(progressThread);
         join(cmThread);

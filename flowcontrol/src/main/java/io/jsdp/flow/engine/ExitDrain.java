@@ -1,0 +1,121 @@
+package io.jsdp.flow.engine;
+
+import io.jsdp.ras.TraceLevel;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The exit drain: a shutdown hook that keeps an exiting JVM alive, for at most
+ * {@link #EXIT_DRAIN_MS_PROP}, until every connection of every open stack has delivered what TCP's
+ * kernel would still deliver after the process is gone: the written data and then the DisConn, so the
+ * peer reads everything, then EOF. A connection the application left open gets its DisConn as a TCP
+ * socket the kernel closes at exit gets its FIN: after its written data was delivered (first phase),
+ * so a write another shutdown hook makes meanwhile still goes; one racing with the DisConn fails as
+ * after {@code shutdownOutput}. Over
+ * TCP the kernel owns a socket once the process has closed it or died; here the connection lives in the
+ * process, so without the drain a write, close and exit would cut off data still queued in the send
+ * slots (docs/protocol.md §7). {@code close} itself still returns at once.
+ *
+ * <p>Runs only at a normal exit ({@code System.exit}, the last non-daemon thread ending, SIGTERM);
+ * {@code Runtime.halt} and SIGKILL skip it, as a crash does. Connections whose other end is in this JVM
+ * are skipped: both ends die together. The stack's threads are daemons, which keep running while
+ * shutdown hooks do, so the drain only waits.
+ */
+final class ExitDrain {
+    /** Property: the longest an exiting JVM waits for its connections' output to be delivered (ms, 0 = off). */
+    static final String EXIT_DRAIN_MS_PROP = "jsdp.exitDrainMs";
+    /** Default of {@link #EXIT_DRAIN_MS_PROP}: 10 s. */
+    static final long EXIT_DRAIN_MS_DEFAULT = 10_000;
+
+    private static final Set<SdpStack> STACKS = ConcurrentHashMap.newKeySet();
+    private static boolean hooked; // guarded by STACKS
+
+    private ExitDrain() {
+    }
+
+    /** A stack opened: the hook is installed with the first one. */
+    static void add(SdpStack stack) {
+        STACKS.add(stack);
+        synchronized (STACKS) {
+            if (hooked) {
+                return;
+            }
+            hooked = true;
+        }
+        try {
+            Runtime.getRuntime().addShutdownHook(new Thread(ExitDrain::drain, "jsdp-exit-drain"));
+        } catch (IllegalStateException exiting) {
+            // the JVM is already exiting: nothing to hook into
+        }
+    }
+
+    /** A stack closed: its connections are released, nothing left to drain. */
+    static void remove(SdpStack stack) {
+        STACKS.remove(stack);
+    }
+
+    private static void drain() {
+        drain(SdpOptions.longProp(EXIT_DRAIN_MS_PROP, EXIT_DRAIN_MS_DEFAULT, 0, TimeUnit.HOURS.toMillis(1)));
+    }
+
+    /**
+     * Drains every open stack's connections to peers outside this JVM, for at most {@code ms}.
+     *
+     * @param ms the bound; 0 does nothing
+     * @return the connections whose output the bound cut off
+     */
+    static int drain(long ms) {
+        if (ms == 0) {
+            return 0;
+        }
+        List<SdpConnection> all = new ArrayList<>();
+        for (SdpStack s : STACKS) {
+            all.addAll(s.connections());
+        }
+        Set<String> ends = new HashSet<>();
+        for (SdpConnection c : all) {
+            ends.add(pair(c.localAddress(), c.remoteAddress()));
+        }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms);
+        List<SdpConnection> remote = new ArrayList<>();
+        for (SdpConnection c : all) {
+            if (!ends.contains(pair(c.remoteAddress(), c.localAddress()))) {
+                remote.add(c); // else the other end is in this JVM: it ends with us
+            }
+        }
+        for (SdpConnection c : remote) {
+            c.awaitExitDrain(deadline); // the written data first
+        }
+        for (SdpConnection c : remote) {
+            c.shutdownOutputAtExit(); // then the FIN the kernel would send
+        }
+        int cut = 0;
+        for (SdpConnection c : remote) {
+            if (!c.awaitExitDrain(deadline)) {
+                cut++;
+                SdpStack.TRACE.message(TraceLevel.ERROR, "stack.exitDrain", "connection " + c.id()
+                    + ": output not delivered within " + EXIT_DRAIN_MS_PROP + "=" + ms + " ms of JVM exit; the peer sees a reset");
+            }
+        }
+        if (cut == 0 && !remote.isEmpty()) {
+            SdpStack.TRACE.message(TraceLevel.RARE, "stack.exitDrain", remote.size() + " connection(s) drained at JVM exit");
+        }
+        return cut;
+    }
+
+    private static String pair(InetSocketAddress a, InetSocketAddress b) {
+        return end(a) + ">" + end(b); // by IP and port: one side's address may carry a host name, the other not
+    }
+
+    private static String end(InetSocketAddress a) {
+        if (a == null) {
+            return "?";
+        }
+        return (a.getAddress() == null ? a.getHostString() : a.getAddress().getHostAddress()) + ":" + a.getPort();
+    }
+}
