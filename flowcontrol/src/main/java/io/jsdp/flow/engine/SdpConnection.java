@@ -61,8 +61,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * One device-memory block per connection, registered once:
  * {@code [marker, then R × (receive buffer B, marker)][send slots S × B][control slots C × 256][notification slots S × 32]},
  * markers 8 bytes, the send slots from the next 64-byte boundary; and, when this side asks for
- * packetized flow control, a second block of {@code R × B} bytes: the receive ring the peer
- * RDMA-writes into (registered for remote write, advertised in the Hello or HelloAck; no markers yet).
+ * packetized flow control, a second block {@code [marker, ring R × B, marker]}: the receive ring the peer
+ * RDMA-writes into (the whole block registered for remote write, the ring between the markers advertised
+ * in the Hello or HelloAck). The ring's markers are checked when a RingData arrives and before a read
+ * takes bytes out of the ring; a broken one aborts the connection ({@link Failure#CORRUPTION}, FFDC
+ * {@code corruption.RING}): a peer's write that runs over either end of the ring lands on one.
  * A message occupies one receive buffer until the application has read all of it; then the buffer is
  * reposted. The receive buffers have {@link StructureMarkers} between them (seed 000 5.1.4), checked
  * when a message arrives in a buffer and before it is read: a broken marker aborts the connection
@@ -149,6 +152,8 @@ public final class SdpConnection {
     /** Packetized: a RingData notification; the index is its notification slot. */
     private static final long KIND_NOTE = 7L << KIND_SHIFT;
     static final int NOTE_SLOT_BYTES = 32;
+    /** Packetized: where our ring starts in its memory block, after its leading structure marker. */
+    static final int RING_BASE = StructureMarkers.MARKER_BYTES;
     /** The longest an abortive close waits for its AbortConn to reach the peer before it disconnects. */
     private static final long ABORT_SEND_NS = TimeUnit.MILLISECONDS.toNanos(10);
     private static final long INDEX_MASK = (1L << KIND_SHIFT) - 1;
@@ -353,7 +358,7 @@ public final class SdpConnection {
             m = device.allocateMemory(noteBase + sendCount * NOTE_SLOT_BYTES);
             r = stack.pd().register(m.buffer(), Access.LOCAL_WRITE);
             if (wish == FlowControlScheme.PACKETIZED) {
-                rm = device.allocateMemory(recvCount * bufferBytes);
+                rm = device.allocateMemory(StructureMarkers.regionBytes(1, recvCount * bufferBytes));
                 rr = stack.pd().register(rm.buffer(), Access.LOCAL_WRITE | Access.REMOTE_WRITE);
             }
         } catch (VerbsException | RuntimeException e) {
@@ -384,6 +389,9 @@ public final class SdpConnection {
         this.ringMr = rr;
         this.ringMem = rm == null ? null : rm.buffer();
         this.ringBytes = rm == null ? 0 : recvCount * bufferBytes;
+        if (rm != null) {
+            StructureMarkers.place(ringMem, 0, 1, ringBytes);
+        }
         StructureMarkers.place(mem, 0, recvCount, bufferBytes);
         bsdh.wrap(mem, 0);
         stack.register(cq, this);
@@ -491,7 +499,7 @@ public final class SdpConnection {
             Hello hello = new Hello().wrap(bsdh.buffer(), off).put(ownMaxAdverts(), bufferBytes, cmId.localAddress(), remote,
                 offeredCapabilities() | wish.capabilityBit());
             if (ringMr != null) {
-                hello.putRing(ringMr.address(), ringMr.rkey(), ringBytes);
+                hello.putRing(ringMr.address() + RING_BASE, ringMr.rkey(), ringBytes);
             }
             postControlLocked(MessageId.HELLO, Hello.LENGTH, -1);
         }
@@ -625,13 +633,20 @@ public final class SdpConnection {
         return total;
     }
 
-    /** Packetized: reads straight out of our ring (at most two pieces: the run may wrap round its end). */
+    /**
+     * Packetized: reads straight out of our ring (at most two pieces: the run may wrap round its end),
+     * after checking the ring's structure markers.
+     */
     private int copyOutOfRingLocked(ByteBuffer dst) {
         int total = 0;
+        if (ring.unread() > 0 && dst.hasRemaining() && !StructureMarkers.checkAround(ringMem, 0, 0, ringBytes)) {
+            ringCorruptionLocked("before a read");
+            return 0;
+        }
         while (ring.unread() > 0 && dst.hasRemaining()) {
             int from = ring.readOffset();
             int n = (int) Math.min(Math.min(ring.unread(), dst.remaining()), ringBytes - from);
-            dst.put(dst.position(), ringMem, from, n);
+            dst.put(dst.position(), ringMem, RING_BASE + from, n);
             dst.position(dst.position() + n);
             ring.onConsumed(n);
             total += n;
@@ -1627,6 +1642,10 @@ public final class SdpConnection {
             violationLocked(Violation.LENGTH_MISMATCH, "RingData of " + len + " bytes");
             return;
         }
+        if (!StructureMarkers.checkAround(ringMem, 0, 0, ringBytes)) {
+            ringCorruptionLocked("on arrival of RingData mseq " + mseq);
+            return;
+        }
         long at = mem.getInt(off + RingMessages.RING_DATA_OFFSET_OFFSET) & 0xFFFF_FFFFL;
         long n = mem.getInt(off + RingMessages.RING_DATA_LENGTH_OFFSET) & 0xFFFF_FFFFL;
         int consumedWire = mem.getInt(off + RingMessages.RING_DATA_CONSUMED_OFFSET);
@@ -1786,7 +1805,7 @@ public final class SdpConnection {
             HelloAck helloAck = new HelloAck().wrap(bsdh.buffer(), ctrl).put(ownMaxAdverts(), bufferBytes,
                 hello.ipVersion() == 6 ? 6 : 4, negotiated | chosen.capabilityBit());
             if (chosen == FlowControlScheme.PACKETIZED) {
-                helloAck.putRing(ringMr.address(), ringMr.rkey(), ringBytes);
+                helloAck.putRing(ringMr.address() + RING_BASE, ringMr.rkey(), ringBytes);
             }
             postControlLocked(MessageId.HELLO_ACK, HelloAck.LENGTH, 0);
             if (state == State.HANDSHAKE) {
@@ -2392,7 +2411,7 @@ public final class SdpConnection {
     }
 
     private int brokenMarkersLocked() {
-        int broken = 0;
+        int broken = ringMem == null ? 0 : brokenRingMarkersLocked();
         for (int i = 0; i <= recvCount; i++) {
             if (!StructureMarkers.check(mem, 0, i, bufferBytes)) {
                 broken++;
@@ -2411,6 +2430,29 @@ public final class SdpConnection {
         failLocked(Failure.CORRUPTION, "receive buffer " + buf + " " + when + ": " + StructureMarkers.describe(
             "the receive buffers of connection " + connectionId, mem, 0, Math.max(marker, buf), bufferBytes),
             true, true, "corruption.RECEIVE_BUFFER");
+    }
+
+    /** The ring's two structure markers (before and after it) that do not hold their values. */
+    private int brokenRingMarkersLocked() {
+        return (StructureMarkers.check(ringMem, 0, 0, ringBytes) ? 0 : 1) + (StructureMarkers.check(ringMem, 0, 1, ringBytes) ? 0 : 1);
+    }
+
+    /**
+     * A broken structure marker around our packetized receive ring: abort, never hand on its bytes. The
+     * ring's memory region covers the markers, so a peer's RDMA WRITE that runs over either end of the
+     * ring lands on one (a write beyond them the device refuses).
+     */
+    private void ringCorruptionLocked(String when) {
+        int marker = StructureMarkers.brokenAround(ringMem, 0, 0, ringBytes);
+        failLocked(Failure.CORRUPTION, "receive ring " + when + ": marker " + Math.max(marker, 0) + " ("
+            + (marker == 1 ? "after" : "before") + " the ring's " + ringBytes + " bytes): " + StructureMarkers.describe(
+            "the receive ring of connection " + connectionId, ringMem, 0, Math.max(marker, 0), ringBytes),
+            true, true, "corruption.RING");
+    }
+
+    /** The packetized receive ring's memory, its markers included (null unless packetized was asked for). */
+    ByteBuffer ringMemoryForTests() {
+        return ringMem;
     }
 
     /** The connection's registered memory, receive buffers first: for tests that play a stray write. */

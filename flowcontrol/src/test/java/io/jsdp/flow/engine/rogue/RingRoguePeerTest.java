@@ -193,6 +193,37 @@ class RingRoguePeerTest {
         }
     }
 
+    @Test
+    void aRogueWritingJustPastTheRingsEndHitsItsStructureMarkerAndTheConnectionAbortsWithAnFfdcRecord() throws Exception {
+        try (RogueBench b = bench(FlowControlScheme.PACKETIZED); Ring g = packetizedActive(b, 0)) {
+            Attack a = g.attack();
+            // an off-by-a-few write: its last 8 bytes run over the ring's end, onto the marker there
+            byte[] run = "twelve bytes".getBytes(StandardCharsets.US_ASCII);
+            assertEquals(WcStatus.SUCCESS, g.rogue().rdmaWrite(g.address() + g.bytes() - 4, g.rkey(), run),
+                "the ring's memory region covers its markers: the device lets the write through");
+            assertEquals(WcStatus.SUCCESS, g.rogue().rdmaWrite(g.address(), g.rkey(), run));
+            a.raw(g.rogue().ringData(0, run.length, 0));
+            assertTrue(g.engine().awaitReleased(OUTCOME_NS), "the engine's connection ends: " + g.engine().snapshot());
+            assertEquals(SdpConnection.State.FAILED, g.engine().state());
+            assertEquals("CORRUPTION", g.engine().failure().name(), g.engine().failureDetail());
+            String prefix = "connection " + g.engine().id() + " ";
+            FfdcRecord record = null;
+            for (FfdcRecord r : Ffdc.recent()) {
+                if (r.kind().equals("corruption.RING") && r.summary().startsWith(prefix)) {
+                    record = r;
+                }
+            }
+            assertTrue(record != null, "a corruption.RING record names the connection" + RogueBench.recentSummaries());
+            assertTrue(record.summary().contains("marker 1 (after the ring's " + g.bytes() + " bytes)"), record.summary());
+            assertTrue(record.summary().contains(" [76 65 20 62 79 74 65 73]"), "the bytes that landed on it (\"ve bytes\"): "
+                + record.summary());
+            assertTrue(record.snapshot().contains("flow scheme=packetized"), record.snapshot());
+            assertTrue(a.rogue().awaitAbort(OUTCOME_NS), a.rogue().describeEnd());
+            b.assertHealthyStillStreams();
+            b.assertNoHandlerFailures();
+        }
+    }
+
     // ------------------------------------------------------------------ bad rkey
 
     @Test
