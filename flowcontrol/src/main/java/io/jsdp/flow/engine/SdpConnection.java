@@ -81,7 +81,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * data paths: <em>slots</em> (credit-based and NIC-assisted: each Data message is a SEND of one slot;
  * NIC-assisted posts up to {@link FlowControl#deviceMessages()} of them beyond the credits) or the
  * <em>ring</em> (packetized: the send slots form one byte ring whose runs are RDMA-written into the
- * peer's ring, each followed by a RingData SEND; received bytes are read straight out of our ring).
+ * peer's ring, announced by RingData SENDs — one in flight at a time, each covering every WRITE since
+ * the last; received bytes are read straight out of our ring).
  * A strategy whose data must not move without the application ({@link FlowControl#movesDataWithoutApplication()})
  * gets no data posted by the progress thread unless the application waits on the connection or closed it.
  *
@@ -210,6 +211,9 @@ public final class SdpConnection {
     private long streamWritten;
     private long streamPosted;
     private long streamFreed;
+    /** Packetized: stream bytes a posted RingData announced; RDMA WRITEs posted since the last RingData. */
+    private long streamAnnounced;
+    private int unannouncedWrites;
     private final long[] noteEnd;
     private long notePosted;
     private long noteCompleted;
@@ -401,7 +405,10 @@ public final class SdpConnection {
 
     // ------------------------------------------------------------------ set-up
 
-    /** Send work requests: per slot one message; packetized: per notification up to three writes and the SEND. */
+    /**
+     * Send work requests: per slot one message; packetized: the WRITEs posted since the last RingData (at
+     * most the send slots' count, plus two of a wrapping run) and the RingData in flight with its WRITEs.
+     */
     private int maxSendWr() {
         return (wish == FlowControlScheme.PACKETIZED ? 4 * sendCount : sendCount) + CTRL_SLOTS + 2 + ZCOPY_WRS;
     }
@@ -1344,14 +1351,14 @@ public final class SdpConnection {
      * flight need no arming: their slots are reclaimed at the next call.
      */
     private boolean hasPendingOutputLocked() {
-        return slotPosted < slotOpen || openBytes > 0 || streamPosted < streamWritten || (outputShut && !disconnSendDone)
+        return slotPosted < slotOpen || openBytes > 0 || streamAnnounced < streamWritten || (outputShut && !disconnSendDone)
             || fc.creditUpdateNeeded(posted, lastRecvMseq, recvCount) || ring != null && ring.ringAckNeeded()
             || large != null && large.hasPendingOutput();
     }
 
     /** Every byte written is posted (or handed to the device): nothing of ours waits in the send buffer. */
     private boolean allDataPostedLocked() {
-        return slotPosted == slotOpen && openBytes == 0 && streamPosted == streamWritten
+        return slotPosted == slotOpen && openBytes == 0 && streamAnnounced == streamWritten
             && (large == null || !large.holdsOutput());
     }
 
@@ -1934,29 +1941,38 @@ public final class SdpConnection {
 
     /**
      * Packetized: RDMA-writes what waits in the send ring into the peer's ring, as far as its free bytes
-     * go, each run followed by a RingData; no Nagle hold (seed 001 §4.1.3: sent while there is room,
-     * coalesced only when there is none).
+     * go, with no Nagle hold (seed 001 §4.1.3: sent while there is room, coalesced only when there is
+     * none); then announces with one RingData everything written since the last one, while no RingData
+     * is in flight. One notification covers several WRITEs: a WRITE posted behind a RingData cannot take
+     * effect before that message was accepted (RC order; SoftRdma's wires hold it until it is answered),
+     * so a RingData per WRITE would make every WRITE wait for the previous run's answer, and the reader
+     * handle a notification per write. The RingData of runs already written is posted from any context:
+     * it moves no held data (the WRITEs went inside the application's calls).
      *
      * @return false when a post failed (the connection failed)
      */
     private boolean transmitRingLocked() {
-        while (streamPosted < streamWritten && dataMayMoveLocked()) {
+        while (streamPosted < streamWritten && dataMayMoveLocked() && unannouncedWrites < sendCount) {
             int space = ring.ringSpace();
-            if (space <= 0 || notePosted - noteCompleted >= sendCount || !fc.canSend(FlowControl.DATA, posted, lastRecvMseq)) {
-                return true;
+            if (space <= 0) {
+                break;
             }
-            if (!postRingDataLocked((int) Math.min(streamWritten - streamPosted, space))) {
+            if (!postRingWritesLocked((int) Math.min(streamWritten - streamPosted, space))) {
                 return false;
             }
+        }
+        if (streamAnnounced < streamPosted && notePosted == noteCompleted
+            && fc.canSend(FlowControl.DATA, posted, lastRecvMseq)) {
+            return postRingNoteLocked();
         }
         return true;
     }
 
-    private boolean postRingDataLocked(int n) {
-        int start = ring.ringTailOffset();
+    /** RDMA-writes {@code n} bytes of the send ring at its posted mark into the peer's ring (one to three WRITEs). */
+    private boolean postRingWritesLocked(int n) {
         int peerRing = ring.peerRingBytes();
         long pos = streamPosted;
-        int remote = start;
+        int remote = ring.ringTailOffset();
         for (int left = n; left > 0;) {
             int local = (int) (pos % sendRingBytes);
             int piece = Math.min(left, Math.min(sendRingBytes - local, peerRing - remote));
@@ -1967,12 +1983,20 @@ public final class SdpConnection {
                 failLocked(Failure.DEVICE_ERROR, "post of a ring write failed (errno " + rc + ")", false, true);
                 return false;
             }
+            unannouncedWrites++;
             pos += piece;
             left -= piece;
             remote = remote + piece == peerRing ? 0 : remote + piece;
         }
         ring.onRingWrite(n);
         streamPosted += n;
+        return true;
+    }
+
+    /** Posts one RingData for the bytes written into the peer's ring since the last one. */
+    private boolean postRingNoteLocked() {
+        int n = (int) (streamPosted - streamAnnounced);
+        int start = Math.floorMod(ring.ringTailOffset() - n, ring.peerRingBytes());
         int note = (int) (notePosted % sendCount);
         int off = noteBase + note * NOTE_SLOT_BYTES;
         mem.putInt(off + RingMessages.RING_DATA_OFFSET_OFFSET, start);
@@ -1991,6 +2015,8 @@ public final class SdpConnection {
             failLocked(Failure.DEVICE_ERROR, "post of RingData mseq " + mseq + " failed (errno " + rc + ")", false, true);
             return false;
         }
+        streamAnnounced = streamPosted;
+        unannouncedWrites = 0;
         noteEnd[note] = streamPosted;
         notePosted++;
         bytesSent += n;
@@ -2813,7 +2839,8 @@ public final class SdpConnection {
             .append("send slots=").append(sendCount).append(" goal=").append(goal).append(" posted=").append(slotPosted)
             .append(" completed=").append(slotCompleted).append(" open=").append(slotOpen).append('+').append(openBytes)
             .append(" control posted=").append(ctrlPosted).append(" completed=").append(ctrlCompleted).append('\n')
-            .append(ring == null ? "" : "ring stream written=" + streamWritten + " posted=" + streamPosted + " freed="
+            .append(ring == null ? "" : "ring stream written=" + streamWritten + " posted=" + streamPosted + " announced="
+                + streamAnnounced + " freed="
                 + streamFreed + " notes posted=" + notePosted + " completed=" + noteCompleted + " peerRing=0x"
                 + Long.toHexString(peerRingAddress) + "/0x" + Integer.toHexString(peerRingRkey) + '\n')
             .append(large == null ? "" : large.describe() + "\n")
