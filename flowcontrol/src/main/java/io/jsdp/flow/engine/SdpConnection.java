@@ -59,7 +59,7 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <h2>Memory</h2>
  * One device-memory block per connection, registered once:
- * {@code [marker, then R × (receive buffer B, marker)][send slots S × B][control slots C × 256][notification slots S × 32]},
+ * {@code [marker, then R × (receive buffer B, marker)][send slots S × B][control slots C × 256][notification slots S × 256]},
  * markers 8 bytes, the send slots from the next 64-byte boundary; and, when this side asks for
  * packetized flow control, a second block {@code [marker, ring R × B, marker]}: the receive ring the peer
  * RDMA-writes into (the whole block registered for remote write, the ring between the markers advertised
@@ -152,7 +152,8 @@ public final class SdpConnection {
     private static final long KIND_RING_WRITE = 6L << KIND_SHIFT;
     /** Packetized: a RingData notification; the index is its notification slot. */
     private static final long KIND_NOTE = 7L << KIND_SHIFT;
-    static final int NOTE_SLOT_BYTES = 32;
+    /** A notification slot: a RingData and the run it may carry inline (at most {@link #INLINE_LIMIT} bytes in all). */
+    static final int NOTE_SLOT_BYTES = INLINE_LIMIT;
     /** Packetized: where our ring starts in its memory block, after its leading structure marker. */
     static final int RING_BASE = StructureMarkers.MARKER_BYTES;
     /** The longest an abortive close waits for its AbortConn to reach the peer before it disconnects. */
@@ -1645,7 +1646,7 @@ public final class SdpConnection {
 
     /** Packetized: the peer wrote a run into our ring; the notification's buffer goes back at once. */
     private void onRingDataLocked(int buf, int off, int len, int mseq) {
-        if (len != RingMessages.RING_DATA_LENGTH) {
+        if (len < RingMessages.RING_DATA_LENGTH) {
             violationLocked(Violation.LENGTH_MISMATCH, "RingData of " + len + " bytes");
             return;
         }
@@ -1655,6 +1656,12 @@ public final class SdpConnection {
         }
         long at = mem.getInt(off + RingMessages.RING_DATA_OFFSET_OFFSET) & 0xFFFF_FFFFL;
         long n = mem.getInt(off + RingMessages.RING_DATA_LENGTH_OFFSET) & 0xFFFF_FFFFL;
+        int inline = len - RingMessages.RING_DATA_LENGTH;
+        if (inline != 0 && inline != n) {
+            violationLocked(Violation.LENGTH_MISMATCH, "RingData of " + len + " bytes carries " + inline
+                + " bytes inline for a run of " + n);
+            return;
+        }
         int consumedWire = mem.getInt(off + RingMessages.RING_DATA_CONSUMED_OFFSET);
         Violation v = ring.onRingAck(consumedWire);
         if (v != null) {
@@ -1670,6 +1677,12 @@ public final class SdpConnection {
         if (v != null) {
             violationLocked(v, "RingData mseq " + mseq + " offset " + at + " length " + n + " (" + ring.describe() + ")");
             return;
+        }
+        for (int done = 0; done < inline;) { // a run carried inline: into the ring where it was checked to fit
+            int to = (int) ((at + done) % ringBytes);
+            int piece = Math.min(inline - done, ringBytes - to);
+            ringMem.put(RING_BASE + to, mem, off + RingMessages.RING_DATA_LENGTH + done, piece);
+            done += piece;
         }
         postReceiveLocked(buf);
         bytesReceived += n;
@@ -1952,6 +1965,9 @@ public final class SdpConnection {
      * @return false when a post failed (the connection failed)
      */
     private boolean transmitRingLocked() {
+        if (inlineRunLocked()) {
+            return postRingNoteLocked((int) (streamWritten - streamPosted));
+        }
         while (streamPosted < streamWritten && dataMayMoveLocked() && unannouncedWrites < sendCount) {
             int space = ring.ringSpace();
             if (space <= 0) {
@@ -1963,9 +1979,21 @@ public final class SdpConnection {
         }
         if (streamAnnounced < streamPosted && notePosted == noteCompleted
             && fc.canSend(FlowControl.DATA, posted, lastRecvMseq)) {
-            return postRingNoteLocked();
+            return postRingNoteLocked(0);
         }
         return true;
+    }
+
+    /**
+     * Packetized: whether the bytes waiting in the send ring go better inside a RingData than by RDMA
+     * WRITE: a short run (it and the RingData fit the device's inline limit) with nothing written and
+     * unannounced and no RingData in flight, so one work request does what a WRITE and a SEND would.
+     */
+    private boolean inlineRunLocked() {
+        long n = streamWritten - streamPosted;
+        return n > 0 && n <= maxInline - RingMessages.RING_DATA_LENGTH && streamAnnounced == streamPosted
+            && notePosted == noteCompleted && n <= ring.ringSpace() && dataMayMoveLocked()
+            && fc.canSend(FlowControl.DATA, posted, lastRecvMseq);
     }
 
     /** RDMA-writes {@code n} bytes of the send ring at its posted mark into the peer's ring (one to three WRITEs). */
@@ -1993,23 +2021,36 @@ public final class SdpConnection {
         return true;
     }
 
-    /** Posts one RingData for the bytes written into the peer's ring since the last one. */
-    private boolean postRingNoteLocked() {
-        int n = (int) (streamPosted - streamAnnounced);
-        int start = Math.floorMod(ring.ringTailOffset() - n, ring.peerRingBytes());
+    /**
+     * Posts one RingData for the bytes written into the peer's ring since the last one, or — with
+     * {@code inline} bytes — for a run it carries itself (nothing written and unannounced before it).
+     */
+    private boolean postRingNoteLocked(int inline) {
         int note = (int) (notePosted % sendCount);
         int off = noteBase + note * NOTE_SLOT_BYTES;
+        if (inline > 0) {
+            for (int done = 0; done < inline;) {
+                int local = (int) ((streamPosted + done) % sendRingBytes);
+                int piece = Math.min(inline - done, sendRingBytes - local);
+                mem.put(off + RingMessages.RING_DATA_LENGTH + done, mem, sendBase + local, piece);
+                done += piece;
+            }
+            ring.onRingWrite(inline);
+            streamPosted += inline;
+        }
+        int n = (int) (streamPosted - streamAnnounced);
+        int start = Math.floorMod(ring.ringTailOffset() - n, ring.peerRingBytes());
+        int len = RingMessages.RING_DATA_LENGTH + inline;
         mem.putInt(off + RingMessages.RING_DATA_OFFSET_OFFSET, start);
         mem.putInt(off + RingMessages.RING_DATA_LENGTH_OFFSET, n);
         mem.putInt(off + RingMessages.RING_DATA_CONSUMED_OFFSET, ring.takeConsumedForWire());
         int mseq = nextMseq++;
         lastDataMseq = mseq;
         int bufs = Math.min(posted, Bsdh.MAX_BUFS);
-        bsdh.at(off).put(MessageId.RING_DATA, 0, bufs, RingMessages.RING_DATA_LENGTH, mseq, lastRecvMseq);
+        bsdh.at(off).put(MessageId.RING_DATA, 0, bufs, len, mseq, lastRecvMseq);
         fc.onSend(mseq, bufs, lastRecvMseq);
         swr.clear().wrId(KIND_NOTE | note).opcode(Opcode.SEND)
-            .flags(SendFlags.SIGNALED | (RingMessages.RING_DATA_LENGTH <= maxInline ? SendFlags.INLINE : 0))
-            .sge(0, mrAddress + off, RingMessages.RING_DATA_LENGTH, lkey);
+            .flags(SendFlags.SIGNALED | (len <= maxInline ? SendFlags.INLINE : 0)).sge(0, mrAddress + off, len, lkey);
         int rc = qp.postSend(swr);
         if (rc != Errno.OK) {
             failLocked(Failure.DEVICE_ERROR, "post of RingData mseq " + mseq + " failed (errno " + rc + ")", false, true);

@@ -113,6 +113,39 @@ class RingRoguePeerTest {
         }
     }
 
+    @Test
+    void engineReadsARunCarriedInlineInTheRingDataAndSendsShortRunsSoItself() throws Exception {
+        try (RogueBench b = bench(FlowControlScheme.PACKETIZED); Ring g = packetizedActive(b, 0)) {
+            byte[] first = "by WRITE".getBytes(StandardCharsets.US_ASCII);
+            byte[] second = "inline, wrapping nothing".getBytes(StandardCharsets.US_ASCII);
+            assertEquals(WcStatus.SUCCESS, g.rogue().rdmaWrite(g.address(), g.rkey(), first));
+            assertEquals(WcStatus.SUCCESS, g.rogue().sendValid(g.rogue().ringData(0, first.length, 0)));
+            assertEquals(WcStatus.SUCCESS, g.rogue().sendValid(g.rogue().ringData(first.length, second.length, 0, second)));
+            ByteBuffer got = ByteBuffer.allocate(first.length + second.length);
+            Blocking.readFully(g.engine(), got);
+            assertEquals("by WRITEinline, wrapping nothing", new String(got.array(), StandardCharsets.US_ASCII));
+            Blocking.writeFully(g.engine(), ByteBuffer.wrap(new byte[] {7, 8, 9}));
+            RoguePeer.Message note = g.rogue().receiveSkippingCreditUpdates(OUTCOME_NS);
+            assertEquals(MessageId.RING_DATA, note.mid(), "the engine tells where it wrote: " + note);
+            assertEquals(28 + 3, note.bytes().length, "a 3-byte run goes inside its RingData: " + note);
+            ByteBuffer n = ByteBuffer.wrap(note.bytes()).order(ByteOrder.BIG_ENDIAN);
+            assertEquals(0, n.getInt(16), "offset");
+            assertEquals(3, n.getInt(20), "length");
+            assertEquals(7, n.get(28));
+            assertEquals(9, n.get(30));
+            assertEquals(SdpConnection.State.ESTABLISHED, g.engine().state());
+        }
+    }
+
+    @Test
+    void abortsConnectionOnRingDataWhoseInlineBytesDisagreeWithItsLengthAndRecordsFfdc() throws Exception {
+        try (RogueBench b = bench(FlowControlScheme.PACKETIZED); Ring g = packetizedActive(b, 0)) {
+            Attack a = g.attack();
+            a.raw(g.rogue().ringData(0, 10, 0, new byte[4]));
+            expectAbort(b, a, Violation.LENGTH_MISMATCH);
+        }
+    }
+
     // ------------------------------------------------------------------ ring violations
 
     @Test
@@ -253,7 +286,8 @@ class RingRoguePeerTest {
                 r.sendValid(r.helloAck(PACKETIZED, 0x0BAD_0000, ROGUE_RING));
                 assertTrue(c.awaitConnected(OUTCOME_NS), c::failureDetail);
                 assertEquals(FlowControlScheme.PACKETIZED, c.flowControlScheme());
-                Blocking.writeFully(c, ByteBuffer.wrap(new byte[10]));
+                // longer than a RingData carries inline: it goes by RDMA WRITE
+                Blocking.writeFully(c, ByteBuffer.wrap(new byte[1024]));
                 FfdcRecord rec = RogueBench.assertViolation(c, Violation.BAD_RKEY);
                 assertTrue(rec.summary().contains("rkey 0xbad0000"), rec.summary());
                 assertTrue(r.awaitAbort(OUTCOME_NS), r.describeEnd());
