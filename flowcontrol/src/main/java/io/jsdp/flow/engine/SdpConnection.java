@@ -59,10 +59,13 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <h2>Memory</h2>
  * One device-memory block per connection, registered once:
- * {@code [marker, then R × (receive buffer B, marker)][send slots S × B][control slots C × 256][notification slots S × 32]},
+ * {@code [marker, then R × (receive buffer B, marker)][send slots S × B][control slots C × 256][notification slots S × 256]},
  * markers 8 bytes, the send slots from the next 64-byte boundary; and, when this side asks for
- * packetized flow control, a second block of {@code R × B} bytes: the receive ring the peer
- * RDMA-writes into (registered for remote write, advertised in the Hello or HelloAck; no markers yet).
+ * packetized flow control, a second block {@code [marker, ring R × B, marker]}: the receive ring the peer
+ * RDMA-writes into (the whole block registered for remote write, the ring between the markers advertised
+ * in the Hello or HelloAck). The ring's markers are checked when a RingData arrives and before a read
+ * takes bytes out of the ring; a broken one aborts the connection ({@link Failure#CORRUPTION}, FFDC
+ * {@code corruption.RING}): a peer's write that runs over either end of the ring lands on one.
  * A message occupies one receive buffer until the application has read all of it; then the buffer is
  * reposted. The receive buffers have {@link StructureMarkers} between them (seed 000 5.1.4), checked
  * when a message arrives in a buffer and before it is read: a broken marker aborts the connection
@@ -78,7 +81,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * data paths: <em>slots</em> (credit-based and NIC-assisted: each Data message is a SEND of one slot;
  * NIC-assisted posts up to {@link FlowControl#deviceMessages()} of them beyond the credits) or the
  * <em>ring</em> (packetized: the send slots form one byte ring whose runs are RDMA-written into the
- * peer's ring, each followed by a RingData SEND; received bytes are read straight out of our ring).
+ * peer's ring, announced by RingData SENDs — one in flight at a time, each covering every WRITE since
+ * the last; received bytes are read straight out of our ring).
  * A strategy whose data must not move without the application ({@link FlowControl#movesDataWithoutApplication()})
  * gets no data posted by the progress thread unless the application waits on the connection or closed it.
  *
@@ -148,7 +152,10 @@ public final class SdpConnection {
     private static final long KIND_RING_WRITE = 6L << KIND_SHIFT;
     /** Packetized: a RingData notification; the index is its notification slot. */
     private static final long KIND_NOTE = 7L << KIND_SHIFT;
-    static final int NOTE_SLOT_BYTES = 32;
+    /** A notification slot: a RingData and the run it may carry inline (at most {@link #INLINE_LIMIT} bytes in all). */
+    static final int NOTE_SLOT_BYTES = INLINE_LIMIT;
+    /** Packetized: where our ring starts in its memory block, after its leading structure marker. */
+    static final int RING_BASE = StructureMarkers.MARKER_BYTES;
     /** The longest an abortive close waits for its AbortConn to reach the peer before it disconnects. */
     private static final long ABORT_SEND_NS = TimeUnit.MILLISECONDS.toNanos(10);
     private static final long INDEX_MASK = (1L << KIND_SHIFT) - 1;
@@ -205,6 +212,9 @@ public final class SdpConnection {
     private long streamWritten;
     private long streamPosted;
     private long streamFreed;
+    /** Packetized: stream bytes a posted RingData announced; RDMA WRITEs posted since the last RingData. */
+    private long streamAnnounced;
+    private int unannouncedWrites;
     private final long[] noteEnd;
     private long notePosted;
     private long noteCompleted;
@@ -360,7 +370,7 @@ public final class SdpConnection {
             m = device.allocateMemory(noteBase + sendCount * NOTE_SLOT_BYTES);
             r = stack.pd().register(m.buffer(), Access.LOCAL_WRITE);
             if (wish == FlowControlScheme.PACKETIZED) {
-                rm = device.allocateMemory(recvCount * bufferBytes);
+                rm = device.allocateMemory(StructureMarkers.regionBytes(1, recvCount * bufferBytes));
                 rr = stack.pd().register(rm.buffer(), Access.LOCAL_WRITE | Access.REMOTE_WRITE);
             }
         } catch (VerbsException | RuntimeException e) {
@@ -391,6 +401,9 @@ public final class SdpConnection {
         this.ringMr = rr;
         this.ringMem = rm == null ? null : rm.buffer();
         this.ringBytes = rm == null ? 0 : recvCount * bufferBytes;
+        if (rm != null) {
+            StructureMarkers.place(ringMem, 0, 1, ringBytes);
+        }
         StructureMarkers.place(mem, 0, recvCount, bufferBytes);
         bsdh.wrap(mem, 0);
         stack.register(cq, this);
@@ -400,7 +413,10 @@ public final class SdpConnection {
 
     // ------------------------------------------------------------------ set-up
 
-    /** Send work requests: per slot one message; packetized: per notification up to three writes and the SEND. */
+    /**
+     * Send work requests: per slot one message; packetized: the WRITEs posted since the last RingData (at
+     * most the send slots' count, plus two of a wrapping run) and the RingData in flight with its WRITEs.
+     */
     private int maxSendWr() {
         return (wish == FlowControlScheme.PACKETIZED ? 4 * sendCount : sendCount) + CTRL_SLOTS + 2 + ZCOPY_WRS;
     }
@@ -498,7 +514,7 @@ public final class SdpConnection {
             Hello hello = new Hello().wrap(bsdh.buffer(), off).put(ownMaxAdverts(), bufferBytes, cmId.localAddress(), remote,
                 offeredCapabilities() | wish.capabilityBit());
             if (ringMr != null) {
-                hello.putRing(ringMr.address(), ringMr.rkey(), ringBytes);
+                hello.putRing(ringMr.address() + RING_BASE, ringMr.rkey(), ringBytes);
             }
             postControlLocked(MessageId.HELLO, Hello.LENGTH, -1);
         }
@@ -632,13 +648,20 @@ public final class SdpConnection {
         return total;
     }
 
-    /** Packetized: reads straight out of our ring (at most two pieces: the run may wrap round its end). */
+    /**
+     * Packetized: reads straight out of our ring (at most two pieces: the run may wrap round its end),
+     * after checking the ring's structure markers.
+     */
     private int copyOutOfRingLocked(ByteBuffer dst) {
         int total = 0;
+        if (ring.unread() > 0 && dst.hasRemaining() && !StructureMarkers.checkAround(ringMem, 0, 0, ringBytes)) {
+            ringCorruptionLocked("before a read");
+            return 0;
+        }
         while (ring.unread() > 0 && dst.hasRemaining()) {
             int from = ring.readOffset();
             int n = (int) Math.min(Math.min(ring.unread(), dst.remaining()), ringBytes - from);
-            dst.put(dst.position(), ringMem, from, n);
+            dst.put(dst.position(), ringMem, RING_BASE + from, n);
             dst.position(dst.position() + n);
             ring.onConsumed(n);
             total += n;
@@ -1377,14 +1400,14 @@ public final class SdpConnection {
      * flight need no arming: their slots are reclaimed at the next call.
      */
     private boolean hasPendingOutputLocked() {
-        return slotPosted < slotOpen || openBytes > 0 || streamPosted < streamWritten || (outputShut && !disconnSendDone)
+        return slotPosted < slotOpen || openBytes > 0 || streamAnnounced < streamWritten || (outputShut && !disconnSendDone)
             || fc.creditUpdateNeeded(posted, lastRecvMseq, recvCount) || ring != null && ring.ringAckNeeded()
             || large != null && large.hasPendingOutput();
     }
 
     /** Every byte written is posted (or handed to the device): nothing of ours waits in the send buffer. */
     private boolean allDataPostedLocked() {
-        return slotPosted == slotOpen && openBytes == 0 && streamPosted == streamWritten
+        return slotPosted == slotOpen && openBytes == 0 && streamAnnounced == streamWritten
             && (large == null || !large.holdsOutput());
     }
 
@@ -1673,12 +1696,22 @@ public final class SdpConnection {
 
     /** Packetized: the peer wrote a run into our ring; the notification's buffer goes back at once. */
     private void onRingDataLocked(int buf, int off, int len, int mseq) {
-        if (len != RingMessages.RING_DATA_LENGTH) {
+        if (len < RingMessages.RING_DATA_LENGTH) {
             violationLocked(Violation.LENGTH_MISMATCH, "RingData of " + len + " bytes");
+            return;
+        }
+        if (!StructureMarkers.checkAround(ringMem, 0, 0, ringBytes)) {
+            ringCorruptionLocked("on arrival of RingData mseq " + mseq);
             return;
         }
         long at = mem.getInt(off + RingMessages.RING_DATA_OFFSET_OFFSET) & 0xFFFF_FFFFL;
         long n = mem.getInt(off + RingMessages.RING_DATA_LENGTH_OFFSET) & 0xFFFF_FFFFL;
+        int inline = len - RingMessages.RING_DATA_LENGTH;
+        if (inline != 0 && inline != n) {
+            violationLocked(Violation.LENGTH_MISMATCH, "RingData of " + len + " bytes carries " + inline
+                + " bytes inline for a run of " + n);
+            return;
+        }
         int consumedWire = mem.getInt(off + RingMessages.RING_DATA_CONSUMED_OFFSET);
         Violation v = ring.onRingAck(consumedWire);
         if (v != null) {
@@ -1694,6 +1727,12 @@ public final class SdpConnection {
         if (v != null) {
             violationLocked(v, "RingData mseq " + mseq + " offset " + at + " length " + n + " (" + ring.describe() + ")");
             return;
+        }
+        for (int done = 0; done < inline;) { // a run carried inline: into the ring where it was checked to fit
+            int to = (int) ((at + done) % ringBytes);
+            int piece = Math.min(inline - done, ringBytes - to);
+            ringMem.put(RING_BASE + to, mem, off + RingMessages.RING_DATA_LENGTH + done, piece);
+            done += piece;
         }
         postReceiveLocked(buf);
         bytesReceived += n;
@@ -1836,7 +1875,7 @@ public final class SdpConnection {
             HelloAck helloAck = new HelloAck().wrap(bsdh.buffer(), ctrl).put(ownMaxAdverts(), bufferBytes,
                 hello.ipVersion() == 6 ? 6 : 4, negotiated | chosen.capabilityBit());
             if (chosen == FlowControlScheme.PACKETIZED) {
-                helloAck.putRing(ringMr.address(), ringMr.rkey(), ringBytes);
+                helloAck.putRing(ringMr.address() + RING_BASE, ringMr.rkey(), ringBytes);
             }
             postControlLocked(MessageId.HELLO_ACK, HelloAck.LENGTH, 0);
             if (state == State.HANDSHAKE) {
@@ -1965,29 +2004,53 @@ public final class SdpConnection {
 
     /**
      * Packetized: RDMA-writes what waits in the send ring into the peer's ring, as far as its free bytes
-     * go, each run followed by a RingData; no Nagle hold (seed 001 §4.1.3: sent while there is room,
-     * coalesced only when there is none).
+     * go, with no Nagle hold (seed 001 §4.1.3: sent while there is room, coalesced only when there is
+     * none); then announces with one RingData everything written since the last one, while no RingData
+     * is in flight. One notification covers several WRITEs: a WRITE posted behind a RingData cannot take
+     * effect before that message was accepted (RC order; SoftRdma's wires hold it until it is answered),
+     * so a RingData per WRITE would make every WRITE wait for the previous run's answer, and the reader
+     * handle a notification per write. The RingData of runs already written is posted from any context:
+     * it moves no held data (the WRITEs went inside the application's calls).
      *
      * @return false when a post failed (the connection failed)
      */
     private boolean transmitRingLocked() {
-        while (streamPosted < streamWritten && dataMayMoveLocked()) {
+        if (inlineRunLocked()) {
+            return postRingNoteLocked((int) (streamWritten - streamPosted));
+        }
+        while (streamPosted < streamWritten && dataMayMoveLocked() && unannouncedWrites < sendCount) {
             int space = ring.ringSpace();
-            if (space <= 0 || notePosted - noteCompleted >= sendCount || !fc.canSend(FlowControl.DATA, posted, lastRecvMseq)) {
-                return true;
+            if (space <= 0) {
+                break;
             }
-            if (!postRingDataLocked((int) Math.min(streamWritten - streamPosted, space))) {
+            if (!postRingWritesLocked((int) Math.min(streamWritten - streamPosted, space))) {
                 return false;
             }
+        }
+        if (streamAnnounced < streamPosted && notePosted == noteCompleted
+            && fc.canSend(FlowControl.DATA, posted, lastRecvMseq)) {
+            return postRingNoteLocked(0);
         }
         return true;
     }
 
-    private boolean postRingDataLocked(int n) {
-        int start = ring.ringTailOffset();
+    /**
+     * Packetized: whether the bytes waiting in the send ring go better inside a RingData than by RDMA
+     * WRITE: a short run (it and the RingData fit the device's inline limit) with nothing written and
+     * unannounced and no RingData in flight, so one work request does what a WRITE and a SEND would.
+     */
+    private boolean inlineRunLocked() {
+        long n = streamWritten - streamPosted;
+        return n > 0 && n <= maxInline - RingMessages.RING_DATA_LENGTH && streamAnnounced == streamPosted
+            && notePosted == noteCompleted && n <= ring.ringSpace() && dataMayMoveLocked()
+            && fc.canSend(FlowControl.DATA, posted, lastRecvMseq);
+    }
+
+    /** RDMA-writes {@code n} bytes of the send ring at its posted mark into the peer's ring (one to three WRITEs). */
+    private boolean postRingWritesLocked(int n) {
         int peerRing = ring.peerRingBytes();
         long pos = streamPosted;
-        int remote = start;
+        int remote = ring.ringTailOffset();
         for (int left = n; left > 0;) {
             int local = (int) (pos % sendRingBytes);
             int piece = Math.min(left, Math.min(sendRingBytes - local, peerRing - remote));
@@ -1998,30 +2061,53 @@ public final class SdpConnection {
                 failLocked(Failure.DEVICE_ERROR, "post of a ring write failed (errno " + rc + ")", false, true);
                 return false;
             }
+            unannouncedWrites++;
             pos += piece;
             left -= piece;
             remote = remote + piece == peerRing ? 0 : remote + piece;
         }
         ring.onRingWrite(n);
         streamPosted += n;
+        return true;
+    }
+
+    /**
+     * Posts one RingData for the bytes written into the peer's ring since the last one, or — with
+     * {@code inline} bytes — for a run it carries itself (nothing written and unannounced before it).
+     */
+    private boolean postRingNoteLocked(int inline) {
         int note = (int) (notePosted % sendCount);
         int off = noteBase + note * NOTE_SLOT_BYTES;
+        if (inline > 0) {
+            for (int done = 0; done < inline;) {
+                int local = (int) ((streamPosted + done) % sendRingBytes);
+                int piece = Math.min(inline - done, sendRingBytes - local);
+                mem.put(off + RingMessages.RING_DATA_LENGTH + done, mem, sendBase + local, piece);
+                done += piece;
+            }
+            ring.onRingWrite(inline);
+            streamPosted += inline;
+        }
+        int n = (int) (streamPosted - streamAnnounced);
+        int start = Math.floorMod(ring.ringTailOffset() - n, ring.peerRingBytes());
+        int len = RingMessages.RING_DATA_LENGTH + inline;
         mem.putInt(off + RingMessages.RING_DATA_OFFSET_OFFSET, start);
         mem.putInt(off + RingMessages.RING_DATA_LENGTH_OFFSET, n);
         mem.putInt(off + RingMessages.RING_DATA_CONSUMED_OFFSET, ring.takeConsumedForWire());
         int mseq = nextMseq++;
         lastDataMseq = mseq;
         int bufs = Math.min(posted, Bsdh.MAX_BUFS);
-        bsdh.at(off).put(MessageId.RING_DATA, 0, bufs, RingMessages.RING_DATA_LENGTH, mseq, lastRecvMseq);
+        bsdh.at(off).put(MessageId.RING_DATA, 0, bufs, len, mseq, lastRecvMseq);
         fc.onSend(mseq, bufs, lastRecvMseq);
         swr.clear().wrId(KIND_NOTE | note).opcode(Opcode.SEND)
-            .flags(SendFlags.SIGNALED | (RingMessages.RING_DATA_LENGTH <= maxInline ? SendFlags.INLINE : 0))
-            .sge(0, mrAddress + off, RingMessages.RING_DATA_LENGTH, lkey);
+            .flags(SendFlags.SIGNALED | (len <= maxInline ? SendFlags.INLINE : 0)).sge(0, mrAddress + off, len, lkey);
         int rc = qp.postSend(swr);
         if (rc != Errno.OK) {
             failLocked(Failure.DEVICE_ERROR, "post of RingData mseq " + mseq + " failed (errno " + rc + ")", false, true);
             return false;
         }
+        streamAnnounced = streamPosted;
+        unannouncedWrites = 0;
         noteEnd[note] = streamPosted;
         notePosted++;
         bytesSent += n;
@@ -2563,7 +2649,7 @@ public final class SdpConnection {
     }
 
     private int brokenMarkersLocked() {
-        int broken = 0;
+        int broken = ringMem == null ? 0 : brokenRingMarkersLocked();
         for (int i = 0; i <= recvCount; i++) {
             if (!StructureMarkers.check(mem, 0, i, bufferBytes)) {
                 broken++;
@@ -2582,6 +2668,29 @@ public final class SdpConnection {
         failLocked(Failure.CORRUPTION, "receive buffer " + buf + " " + when + ": " + StructureMarkers.describe(
             "the receive buffers of connection " + connectionId, mem, 0, Math.max(marker, buf), bufferBytes),
             true, true, "corruption.RECEIVE_BUFFER");
+    }
+
+    /** The ring's two structure markers (before and after it) that do not hold their values. */
+    private int brokenRingMarkersLocked() {
+        return (StructureMarkers.check(ringMem, 0, 0, ringBytes) ? 0 : 1) + (StructureMarkers.check(ringMem, 0, 1, ringBytes) ? 0 : 1);
+    }
+
+    /**
+     * A broken structure marker around our packetized receive ring: abort, never hand on its bytes. The
+     * ring's memory region covers the markers, so a peer's RDMA WRITE that runs over either end of the
+     * ring lands on one (a write beyond them the device refuses).
+     */
+    private void ringCorruptionLocked(String when) {
+        int marker = StructureMarkers.brokenAround(ringMem, 0, 0, ringBytes);
+        failLocked(Failure.CORRUPTION, "receive ring " + when + ": marker " + Math.max(marker, 0) + " ("
+            + (marker == 1 ? "after" : "before") + " the ring's " + ringBytes + " bytes): " + StructureMarkers.describe(
+            "the receive ring of connection " + connectionId, ringMem, 0, Math.max(marker, 0), ringBytes),
+            true, true, "corruption.RING");
+    }
+
+    /** The packetized receive ring's memory, its markers included (null unless packetized was asked for). */
+    ByteBuffer ringMemoryForTests() {
+        return ringMem;
     }
 
     /** The connection's registered memory, receive buffers first: for tests that play a stray write. */
@@ -2953,7 +3062,8 @@ public final class SdpConnection {
             .append("send slots=").append(sendCount).append(" goal=").append(goal).append(" posted=").append(slotPosted)
             .append(" completed=").append(slotCompleted).append(" open=").append(slotOpen).append('+').append(openBytes)
             .append(" control posted=").append(ctrlPosted).append(" completed=").append(ctrlCompleted).append('\n')
-            .append(ring == null ? "" : "ring stream written=" + streamWritten + " posted=" + streamPosted + " freed="
+            .append(ring == null ? "" : "ring stream written=" + streamWritten + " posted=" + streamPosted + " announced="
+                + streamAnnounced + " freed="
                 + streamFreed + " notes posted=" + notePosted + " completed=" + noteCompleted + " peerRing=0x"
                 + Long.toHexString(peerRingAddress) + "/0x" + Integer.toHexString(peerRingRkey) + '\n')
             .append(large == null ? "" : large.describe() + "\n")

@@ -19,10 +19,13 @@ package io.jsdp.flow.wire;
  *  | consumed: as in RingAck, for   |  24
  *  | the reverse direction          |
  *  +--------------------------------+
+ *  | the run itself, when carried   |  28 (optional: len = 28 + length)
+ *  | inline instead of RDMA-written |
+ *  +--------------------------------+
  * </pre>
  */
 public final class RingMessages {
-    /** Bytes of a RingData message. */
+    /** Bytes of a RingData message without an inline run. */
     public static final int RING_DATA_LENGTH = 28;
     /** RingData: offset of the ring offset. */
     public static final int RING_DATA_OFFSET_OFFSET = 16;

@@ -113,6 +113,39 @@ class RingRoguePeerTest {
         }
     }
 
+    @Test
+    void engineReadsARunCarriedInlineInTheRingDataAndSendsShortRunsSoItself() throws Exception {
+        try (RogueBench b = bench(FlowControlScheme.PACKETIZED); Ring g = packetizedActive(b, 0)) {
+            byte[] first = "by WRITE".getBytes(StandardCharsets.US_ASCII);
+            byte[] second = "inline, wrapping nothing".getBytes(StandardCharsets.US_ASCII);
+            assertEquals(WcStatus.SUCCESS, g.rogue().rdmaWrite(g.address(), g.rkey(), first));
+            assertEquals(WcStatus.SUCCESS, g.rogue().sendValid(g.rogue().ringData(0, first.length, 0)));
+            assertEquals(WcStatus.SUCCESS, g.rogue().sendValid(g.rogue().ringData(first.length, second.length, 0, second)));
+            ByteBuffer got = ByteBuffer.allocate(first.length + second.length);
+            Blocking.readFully(g.engine(), got);
+            assertEquals("by WRITEinline, wrapping nothing", new String(got.array(), StandardCharsets.US_ASCII));
+            Blocking.writeFully(g.engine(), ByteBuffer.wrap(new byte[] {7, 8, 9}));
+            RoguePeer.Message note = g.rogue().receiveSkippingCreditUpdates(OUTCOME_NS);
+            assertEquals(MessageId.RING_DATA, note.mid(), "the engine tells where it wrote: " + note);
+            assertEquals(28 + 3, note.bytes().length, "a 3-byte run goes inside its RingData: " + note);
+            ByteBuffer n = ByteBuffer.wrap(note.bytes()).order(ByteOrder.BIG_ENDIAN);
+            assertEquals(0, n.getInt(16), "offset");
+            assertEquals(3, n.getInt(20), "length");
+            assertEquals(7, n.get(28));
+            assertEquals(9, n.get(30));
+            assertEquals(SdpConnection.State.ESTABLISHED, g.engine().state());
+        }
+    }
+
+    @Test
+    void abortsConnectionOnRingDataWhoseInlineBytesDisagreeWithItsLengthAndRecordsFfdc() throws Exception {
+        try (RogueBench b = bench(FlowControlScheme.PACKETIZED); Ring g = packetizedActive(b, 0)) {
+            Attack a = g.attack();
+            a.raw(g.rogue().ringData(0, 10, 0, new byte[4]));
+            expectAbort(b, a, Violation.LENGTH_MISMATCH);
+        }
+    }
+
     // ------------------------------------------------------------------ ring violations
 
     @Test
@@ -193,6 +226,37 @@ class RingRoguePeerTest {
         }
     }
 
+    @Test
+    void aRogueWritingJustPastTheRingsEndHitsItsStructureMarkerAndTheConnectionAbortsWithAnFfdcRecord() throws Exception {
+        try (RogueBench b = bench(FlowControlScheme.PACKETIZED); Ring g = packetizedActive(b, 0)) {
+            Attack a = g.attack();
+            // an off-by-a-few write: its last 8 bytes run over the ring's end, onto the marker there
+            byte[] run = "twelve bytes".getBytes(StandardCharsets.US_ASCII);
+            assertEquals(WcStatus.SUCCESS, g.rogue().rdmaWrite(g.address() + g.bytes() - 4, g.rkey(), run),
+                "the ring's memory region covers its markers: the device lets the write through");
+            assertEquals(WcStatus.SUCCESS, g.rogue().rdmaWrite(g.address(), g.rkey(), run));
+            a.raw(g.rogue().ringData(0, run.length, 0));
+            assertTrue(g.engine().awaitReleased(OUTCOME_NS), "the engine's connection ends: " + g.engine().snapshot());
+            assertEquals(SdpConnection.State.FAILED, g.engine().state());
+            assertEquals("CORRUPTION", g.engine().failure().name(), g.engine().failureDetail());
+            String prefix = "connection " + g.engine().id() + " ";
+            FfdcRecord record = null;
+            for (FfdcRecord r : Ffdc.recent()) {
+                if (r.kind().equals("corruption.RING") && r.summary().startsWith(prefix)) {
+                    record = r;
+                }
+            }
+            assertTrue(record != null, "a corruption.RING record names the connection" + RogueBench.recentSummaries());
+            assertTrue(record.summary().contains("marker 1 (after the ring's " + g.bytes() + " bytes)"), record.summary());
+            assertTrue(record.summary().contains(" [76 65 20 62 79 74 65 73]"), "the bytes that landed on it (\"ve bytes\"): "
+                + record.summary());
+            assertTrue(record.snapshot().contains("flow scheme=packetized"), record.snapshot());
+            assertTrue(a.rogue().awaitAbort(OUTCOME_NS), a.rogue().describeEnd());
+            b.assertHealthyStillStreams();
+            b.assertNoHandlerFailures();
+        }
+    }
+
     // ------------------------------------------------------------------ bad rkey
 
     @Test
@@ -222,7 +286,8 @@ class RingRoguePeerTest {
                 r.sendValid(r.helloAck(PACKETIZED, 0x0BAD_0000, ROGUE_RING));
                 assertTrue(c.awaitConnected(OUTCOME_NS), c::failureDetail);
                 assertEquals(FlowControlScheme.PACKETIZED, c.flowControlScheme());
-                Blocking.writeFully(c, ByteBuffer.wrap(new byte[10]));
+                // longer than a RingData carries inline: it goes by RDMA WRITE
+                Blocking.writeFully(c, ByteBuffer.wrap(new byte[1024]));
                 FfdcRecord rec = RogueBench.assertViolation(c, Violation.BAD_RKEY);
                 assertTrue(rec.summary().contains("rkey 0xbad0000"), rec.summary());
                 assertTrue(r.awaitAbort(OUTCOME_NS), r.describeEnd());

@@ -575,6 +575,24 @@ public final class RoguePeer implements AutoCloseable {
     }
 
     /**
+     * A RingData for the next {@code mseq} that carries its run inline after the 28 bytes.
+     *
+     * @param offset ring offset
+     * @param length the run's length as the message states it
+     * @param consumed the consumed count for the reverse direction
+     * @param inline the bytes carried
+     * @return the message
+     */
+    public ByteBuffer ringData(int offset, int length, int consumed, byte[] inline) {
+        byte[] body = new byte[RingMessages.RING_DATA_LENGTH - Bsdh.LENGTH + inline.length];
+        System.arraycopy(inline, 0, body, RingMessages.RING_DATA_LENGTH - Bsdh.LENGTH, inline.length);
+        ByteBuffer b = frame(MessageId.RING_DATA, body);
+        b.putInt(RingMessages.RING_DATA_OFFSET_OFFSET, offset).putInt(RingMessages.RING_DATA_LENGTH_OFFSET, length)
+            .putInt(RingMessages.RING_DATA_CONSUMED_OFFSET, consumed);
+        return b;
+    }
+
+    /**
      * A RingAck for the next {@code mseq}.
      *
      * @param consumed the consumed count
