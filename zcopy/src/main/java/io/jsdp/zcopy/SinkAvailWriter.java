@@ -63,8 +63,14 @@ final class SinkAvailWriter {
         return state == WAIT_POST || state == POSTED;
     }
 
+    /**
+     * Whether the engine must keep its queue armed: always. A WRITE or SinkCancelAck may wait for
+     * credits, and the peer's reader may advertise its buffer at any moment and then withdraw it (read
+     * timeout): its SinkAvailCancel must be answered even while our application makes no call, or the
+     * reader waits for {@code jsdp.zcopy.cancelTimeoutMs} and resets.
+     */
     boolean hasPendingOutput() {
-        return state == WAIT_POST || books.ackDue();
+        return true;
     }
 
     /**
