@@ -22,6 +22,13 @@ import java.util.concurrent.ScheduledFuture;
  * <li>Receiving: a SrcAvail's inline bytes join the stream like Data, followed by a <em>remote
  * part</em> that {@link #readRemote} moves into the reader's buffer; RdmaRdCompl, SendSm and
  * SrcAvailCancel go to {@link #onControl}.</li>
+ * <li>SinkAvail (when both sides offered {@link #CAPABILITY_SINK_AVAIL}): a blocking reader
+ * ({@link SdpConnection#read(ByteBuffer, int)} with {@link SdpConnection#HOLDS_BUFFER}) that finds nothing
+ * goes to {@link #advertiseSink}, and to {@link #takeWritten} before it reads anything else; a reader
+ * that leaves goes to {@link #withdrawSink}; a blocking write of a direct buffer goes to {@link #write}
+ * while {@link #peerBufferAdvertised()}; the engine reports every stream message it posts or receives
+ * ({@link #onStreamMessage}), the peer's SinkAvail ({@link #onSinkAvail}) and DisConn
+ * ({@link #onPeerOutputEnded}).</li>
  * <li>{@link #transmit()} runs whenever the engine sends; completions of the work requests posted
  * through the port go to {@link #onCompletion}.</li>
  * </ul>
