@@ -51,7 +51,16 @@ public enum Violation {
     /** RdmaRdCompl reports more bytes than the SrcAvail advertised (or no SrcAvail is outstanding). */
     RD_COMPL_OVERRUN("RdmaRdCompl for more than was advertised"),
     /** More zero-copy advertisements outstanding than the {@code max_adverts} we announced. */
-    TOO_MANY_ADVERTS("more advertisements than max_adverts");
+    TOO_MANY_ADVERTS("more advertisements than max_adverts"),
+    /**
+     * A SinkAvail of size 0, shorter or longer than its header, counting stream messages never sent
+     * ({@code non_disc}), or whose RDMA WRITE the device refuses (remote access error: bad rkey or address).
+     */
+    BAD_SINK_AVAIL("SinkAvail with a bad size, non_disc, rkey or address"),
+    /** RdmaWrCompl with no SinkAvail outstanding, for 0 bytes, or for more than was advertised. */
+    WR_COMPL_OVERRUN("RdmaWrCompl for no, zero or more than the advertised bytes"),
+    /** SinkCancelAck with no SinkAvailCancel outstanding. */
+    CANCEL_ACK_WITHOUT_CANCEL("SinkCancelAck without SinkAvailCancel");
 
     private final String description;
 

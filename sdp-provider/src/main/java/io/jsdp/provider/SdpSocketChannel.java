@@ -681,7 +681,8 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                     begin();
                 }
                 for (;;) {
-                    n = c.read(dst);
+                    // a blocking reader calls again with the same buffer: the peer may write into it (SinkAvail)
+                    n = c.read(dst, blocking ? SdpConnection.HOLDS_BUFFER : 0);
                     if (n != 0 || !dst.hasRemaining() || !isBlocking()) {
                         break;
                     }
@@ -1190,12 +1191,17 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                     begin();
                 }
                 for (;;) {
-                    n = c.read(dst);
+                    n = c.read(dst, SdpConnection.HOLDS_BUFFER); // the peer may write into dst (SinkAvail)
                     if (n != 0 || !dst.hasRemaining()) {
                         break;
                     }
                     long left = timeoutNs - (System.nanoTime() - start);
                     if (left <= 0) {
+                        // an advertised buffer is withdrawn before the read leaves; bytes written meanwhile are read
+                        n = c.cancelRead(dst);
+                        if (n != 0) {
+                            break;
+                        }
                         completed = true;
                         throw new SocketTimeoutException("Read timed out");
                     }

@@ -3,8 +3,7 @@ package io.jsdp.zcopy;
 /**
  * The data source's books for SinkAvail / RDMA WRITE zero copy ({@code docs/protocol.md} section 9,
  * "SinkAvail"): the peer's advertised buffers, oldest first, and whether the next one may still be
- * written. Only the bookkeeping and the peer-input checks: the engine does not call it yet (see the
- * section's status note).
+ * written. The bookkeeping and the peer-input checks; {@link SinkAvailWriter} wires them to the engine.
  *
  * <p>An advertisement is <em>usable</em> while its {@code non_disc} equals the stream messages (Data
  * with payload, SrcAvail) this side has sent: the sink had then received everything sent, so the next
@@ -79,6 +78,24 @@ final class SinkAvailReceiver {
         rkey[i] = key;
         addr[i] = address;
         return ACCEPTED;
+    }
+
+    /**
+     * Stream messages sent so far.
+     *
+     * @return the count a SinkAvail usable now carries as {@code non_disc}
+     */
+    int streamMessagesSent() {
+        return streamMessages;
+    }
+
+    /**
+     * Advertisements pending.
+     *
+     * @return the count
+     */
+    int pending() {
+        return (int) (tail - head);
     }
 
     /** This side sent a stream message: it counts, and every pending advertisement is void. */

@@ -3,8 +3,8 @@ package io.jsdp.zcopy;
 /**
  * The data sink's books for SinkAvail / RDMA WRITE zero copy (the sink advertises its reader's buffer,
  * the source RDMA-WRITEs into it and retires the advertisement with RdmaWrCompl; {@code docs/protocol.md}
- * section 9, "SinkAvail"). Only the bookkeeping and the peer-input checks: the engine does not call it
- * yet (see the section's status note). One advertisement at a time, for the one blocked reader.
+ * section 9, "SinkAvail"). The bookkeeping and the peer-input checks; {@link SinkAvailReader} wires them
+ * to the engine. One advertisement at a time, for the one blocked reader.
  *
  * <p><b>Stale adverts.</b> Both sides count <em>stream messages</em>: Data with payload and SrcAvail
  * (credit updates and control messages do not count). A SinkAvail carries, as {@code non_disc}, the
@@ -59,6 +59,39 @@ final class SinkAvailSender {
         state = ADVERTISED;
         advertBytes = bytes;
         return streamMessages;
+    }
+
+    /** The SinkAvail {@link #advertise} booked could not be posted (no credit): as if never advertised. */
+    void withdrawUnsent() {
+        if (state != ADVERTISED) {
+            throw new IllegalStateException("nothing advertised");
+        }
+        state = IDLE;
+    }
+
+    /**
+     * The peer's DisConn arrived: it writes nothing more, so the advertisement is void and an unanswered
+     * cancel is settled (the peer may have ended before it saw it).
+     *
+     * @return true when an advertisement was outstanding and is void now
+     */
+    boolean onPeerOutputEnded() {
+        cancelSent = false;
+        if (state == ADVERTISED) {
+            state = IDLE;
+            voided++;
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * Whether a SinkAvailCancel went and its SinkCancelAck has not come back.
+     *
+     * @return true while the answer is due
+     */
+    boolean cancelOutstanding() {
+        return cancelSent;
     }
 
     /**

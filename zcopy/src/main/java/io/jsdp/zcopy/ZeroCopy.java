@@ -26,6 +26,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * their connection's lock (the order is always connection, then this).
  */
 public final class ZeroCopy implements LargeTransfers.Factory {
+    /** Property: whether the stack offers SinkAvail / RDMA WRITE zero copy too (section 9). */
+    public static final String SINK_AVAIL_PROP = "jsdp.zcopy.sinkAvail";
+    /** Default of {@link #SINK_AVAIL_PROP}. */
+    public static final boolean SINK_AVAIL_DEFAULT = true;
+
     private final SdpStack stack;
     private final ZeroCopySettings settings;
     private final ReentrantLock lock = new ReentrantLock();
@@ -35,6 +40,8 @@ public final class ZeroCopy implements LargeTransfers.Factory {
     /** Freed by the application while a transfer still held a registration: freed on its release. */
     private final Map<ByteBuffer, DeviceMemory> freeLater = new IdentityHashMap<>();
     private boolean closed;
+    /** Offered in the Hellos of connections made from now on; read by the stack's threads. */
+    private volatile boolean sinkAvail = sinkAvailProperty();
 
     private ZeroCopy(SdpStack stack, ZeroCopySettings settings) {
         this.stack = stack;
@@ -66,9 +73,33 @@ public final class ZeroCopy implements LargeTransfers.Factory {
         return z;
     }
 
+    private static boolean sinkAvailProperty() {
+        String v = System.getProperty(SINK_AVAIL_PROP);
+        if (v == null || v.isBlank()) {
+            return SINK_AVAIL_DEFAULT;
+        }
+        return switch (v.trim()) {
+            case "true" -> true;
+            case "false" -> false;
+            default -> throw new IllegalArgumentException(SINK_AVAIL_PROP + ": expected true or false, got '" + v + "'");
+        };
+    }
+
+    /**
+     * Whether connections made from now on offer SinkAvail (the sink advertises its reader's buffer and
+     * the source RDMA-writes into it); {@link #SINK_AVAIL_PROP} sets the start value.
+     *
+     * @param on false to offer SrcAvail only
+     * @return this
+     */
+    public ZeroCopy sinkAvail(boolean on) {
+        this.sinkAvail = on;
+        return this;
+    }
+
     @Override
     public int capabilities() {
-        return LargeTransfers.CAPABILITY_ZCOPY;
+        return LargeTransfers.CAPABILITY_ZCOPY | (sinkAvail ? LargeTransfers.CAPABILITY_SINK_AVAIL : 0);
     }
 
     @Override

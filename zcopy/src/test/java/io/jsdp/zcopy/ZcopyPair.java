@@ -22,10 +22,16 @@ final class ZcopyPair implements AutoCloseable {
 
     static ZcopyPair open(SdpOptions options, ZeroCopySettings settingsA, ZeroCopySettings settingsB, boolean zcopyOnB)
         throws Exception {
+        return open(options, settingsA, settingsB, zcopyOnB, true, true);
+    }
+
+    /** As above; {@code sinkAvailOnA}/{@code sinkAvailOnB}: whether each side offers SinkAvail. */
+    static ZcopyPair open(SdpOptions options, ZeroCopySettings settingsA, ZeroCopySettings settingsB, boolean zcopyOnB,
+                          boolean sinkAvailOnA, boolean sinkAvailOnB) throws Exception {
         SdpPair p = SdpPair.listening(options.copy());
         try {
-            ZeroCopy a = ZeroCopy.install(p.stackA, settingsA);
-            ZeroCopy b = zcopyOnB ? ZeroCopy.install(p.stackB, settingsB) : null;
+            ZeroCopy a = ZeroCopy.install(p.stackA, settingsA).sinkAvail(sinkAvailOnA);
+            ZeroCopy b = zcopyOnB ? ZeroCopy.install(p.stackB, settingsB).sinkAvail(sinkAvailOnB) : null;
             p.connect(options.copy());
             return new ZcopyPair(p, a, b);
         } catch (Exception | AssertionError e) {

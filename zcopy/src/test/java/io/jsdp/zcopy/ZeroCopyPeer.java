@@ -15,11 +15,13 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The peer process of {@link CrossProcessZeroCopyTest}:
- * {@code ZeroCopyPeer <dir> listen <read|write|hold> <writes> <seed> <threshold> <srcAvailTimeoutMs>}.
+ * {@code ZeroCopyPeer <dir> listen <read|write|hold|readsink|writepaused|sinkhold> <writes> <seed> <threshold> <srcAvailTimeoutMs>}.
  * On a host-fabric SoftRdma device with zero copy it listens (printing {@code READY <port>}), accepts
  * one connection, prints {@code STREAMING}, then runs {@link Workload#write} ({@code WROTE <bytes>
  * <zeroCopyTransfers>}) or {@link Workload#read} ({@code READ <bytes> <zeroCopyBytes>}), or ({@code hold})
- * writes one 8 MiB device buffer and waits to be killed; closes, prints {@code RELEASED}, {@code LEAKS}
+ * writes one 8 MiB device buffer and waits to be killed ({@code readsink}, {@code writepaused}: the
+ * SinkAvail workload, {@link Workload#readSink} and the writer with pauses; {@code sinkhold}: a blocked
+ * read of an advertised 8 MiB device buffer, killed meanwhile); closes, prints {@code RELEASED}, {@code LEAKS}
  * and {@code DONE}. It halts when its standard input ends.
  */
 public final class ZeroCopyPeer {
@@ -58,6 +60,12 @@ public final class ZeroCopyPeer {
         }
     }
 
+    /** The RDMA WRITEs into the peer's SinkAvail buffers, from a snapshot. */
+    static long sinkWrites(String snapshot) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("sinkWrites=(\\d+)").matcher(snapshot);
+        return m.find() ? Long.parseLong(m.group(1)) : -1;
+    }
+
     private static void run(String[] args) throws Exception {
         System.setProperty(Rendezvous.DIR_PROP, args[0]);
         String mode = args[2];
@@ -84,6 +92,20 @@ public final class ZeroCopyPeer {
             case "write" -> {
                 long n = Workload.write(c, zc, threshold, writes, seed);
                 System.out.println("WROTE " + n + " " + c.stats().zeroCopyTransfers());
+            }
+            case "writepaused" -> {
+                long n = Workload.write(c, zc, threshold, writes, seed, 4);
+                System.out.println("WROTE " + n + " " + c.stats().zeroCopyTransfers() + " " + sinkWrites(c.snapshot()));
+            }
+            case "readsink" -> {
+                long[] n = Workload.readSink(c, zc, threshold, seed);
+                System.out.println("READ " + n[0] + " " + c.stats().zeroCopyBytes() + " " + n[1]);
+            }
+            case "sinkhold" -> {
+                java.nio.ByteBuffer b = zc.allocateDirect(8 << 20);
+                System.out.println("READING");
+                System.out.flush();
+                Zio.readHolding(c, b); // advertised with SinkAvail; the test kills us meanwhile
             }
             case "read" -> {
                 long n = Workload.read(c, threshold, seed);

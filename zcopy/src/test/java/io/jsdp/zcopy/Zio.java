@@ -61,6 +61,45 @@ final class Zio {
         }
     }
 
+    /**
+     * Reads at least one byte, or EOF, as the provider's blocking channel read does: holding {@code dst}
+     * ({@link SdpConnection#HOLDS_BUFFER}), so the peer may RDMA-write into it (SinkAvail).
+     */
+    static int readHolding(SdpConnection c, ByteBuffer dst) throws IOException, InterruptedException {
+        int n = readHolding(c, dst, STEP_NS);
+        if (n == 0) {
+            throw new IOException("read stalled 30 s: " + c.snapshot());
+        }
+        return n;
+    }
+
+    /**
+     * A timed blocking read holding {@code dst}, as the provider's {@code SO_TIMEOUT} read: when the time
+     * runs out it withdraws the buffer ({@link SdpConnection#cancelRead}).
+     *
+     * @return bytes read, EOF, or 0 when the time ran out (nothing came)
+     */
+    static int readHolding(SdpConnection c, ByteBuffer dst, long timeoutNs) throws IOException, InterruptedException {
+        long start = System.nanoTime();
+        for (;;) {
+            int n = c.read(dst, SdpConnection.HOLDS_BUFFER);
+            if (n > 0 || n == SdpConnection.EOF) {
+                return n;
+            }
+            if (n < 0) {
+                throw new IOException("read: " + n + " " + c.failureDetail());
+            }
+            long left = timeoutNs - (System.nanoTime() - start);
+            if (left <= 0 || c.await(SdpConnection.OP_READ, left) == 0) {
+                n = c.cancelRead(dst);
+                if (n < 0) {
+                    throw new IOException("cancelRead: " + n + " " + c.failureDetail());
+                }
+                return n;
+            }
+        }
+    }
+
     static void readFully(SdpConnection c, ByteBuffer dst) throws IOException, InterruptedException {
         while (dst.hasRemaining()) {
             if (read(c, dst) == SdpConnection.EOF) {

@@ -22,6 +22,13 @@ import java.util.concurrent.ScheduledFuture;
  * <li>Receiving: a SrcAvail's inline bytes join the stream like Data, followed by a <em>remote
  * part</em> that {@link #readRemote} moves into the reader's buffer; RdmaRdCompl, SendSm and
  * SrcAvailCancel go to {@link #onControl}.</li>
+ * <li>SinkAvail (when both sides offered {@link #CAPABILITY_SINK_AVAIL}): a blocking reader
+ * ({@link SdpConnection#read(ByteBuffer, int)} with {@link SdpConnection#HOLDS_BUFFER}) that finds nothing
+ * goes to {@link #advertiseSink}, and to {@link #takeWritten} before it reads anything else; a reader
+ * that leaves goes to {@link #withdrawSink}; a blocking write of a direct buffer goes to {@link #write}
+ * while {@link #peerBufferAdvertised()}; the engine reports every stream message it posts or receives
+ * ({@link #onStreamMessage}), the peer's SinkAvail ({@link #onSinkAvail}) and DisConn
+ * ({@link #onPeerOutputEnded}).</li>
  * <li>{@link #transmit()} runs whenever the engine sends; completions of the work requests posted
  * through the port go to {@link #onCompletion}.</li>
  * </ul>
@@ -31,6 +38,11 @@ import java.util.concurrent.ScheduledFuture;
 public interface LargeTransfers {
     /** Hello capability bit: the side implements SrcAvail / RDMA READ zero copy (section 9). */
     int CAPABILITY_ZCOPY = 1 << 8;
+    /**
+     * Hello capability bit: the side implements SinkAvail / RDMA WRITE zero copy (section 9), offered
+     * only with {@link #CAPABILITY_ZCOPY}; a peer without it never receives SinkAvail.
+     */
+    int CAPABILITY_SINK_AVAIL = 1 << 9;
 
     /** {@link #readRemote} status: an RDMA READ into the buffer is in flight; call again once it completed. */
     int IN_PROGRESS = -100;
@@ -151,6 +163,47 @@ public interface LargeTransfers {
         boolean postRdmaRead(long tag, long localAddress, int lkey, int len, long remoteAddress, int rkey);
 
         /**
+         * Whether the handshake negotiated SinkAvail ({@link #CAPABILITY_SINK_AVAIL}): only then may this
+         * side send SinkAvail, and the peer's SinkAvail, RdmaWrCompl, SinkAvailCancel and SinkCancelAck
+         * reach {@link LargeTransfers}.
+         *
+         * @return true when both sides offered it
+         */
+        default boolean sinkAvailNegotiated() {
+            return false;
+        }
+
+        /**
+         * Posts a SinkAvail (BSDH, SinkAH) when credits allow.
+         *
+         * @param size bytes advertised
+         * @param rkey the sink buffer's remote key (REMOTE_WRITE)
+         * @param addr the device address of its first byte
+         * @param nonDisc stream messages received so far
+         * @return the message's mseq, or -1 when it could not go now
+         */
+        default int postSinkAvail(int size, int rkey, long addr, int nonDisc) {
+            return -1;
+        }
+
+        /**
+         * Posts a signaled RDMA WRITE into the peer's advertised buffer and, right behind it on the queue
+         * pair, its RdmaWrCompl of {@code len} bytes: both, or — when credits or a control slot lack —
+         * neither.
+         *
+         * @param tag returned in {@link #onCompletion}, 0 … 2^34
+         * @param localAddress device address of the source bytes
+         * @param lkey their local key
+         * @param len bytes, at least 1
+         * @param remoteAddress the peer's address
+         * @param rkey the peer's key
+         * @return the RdmaWrCompl's mseq, or -1 when nothing could go now (or the connection failed)
+         */
+        default int postRdmaWrite(long tag, long localAddress, int lkey, int len, long remoteAddress, int rkey) {
+            return -1;
+        }
+
+        /**
          * The mseq of the last message received from the peer.
          *
          * @return the mseq
@@ -258,8 +311,8 @@ public interface LargeTransfers {
     boolean hasUnsettled();
 
     /**
-     * Whether control messages or an advertisement wait for credits (the engine keeps its completion
-     * queue armed).
+     * Whether control messages or an advertisement wait for credits, or a peer's SinkAvail is pending
+     * (its cancel must be answered without the application): the engine keeps its completion queue armed.
      *
      * @return true when {@link #transmit()} has something to send
      */
@@ -285,10 +338,11 @@ public interface LargeTransfers {
     boolean onSrcAvail(int mseq, long len, int inlineBytes, int rkey, long vaddr, boolean inputShut, int mseqAck);
 
     /**
-     * RdmaRdCompl, SendSm or SrcAvailCancel arrived.
+     * RdmaRdCompl, SendSm or SrcAvailCancel arrived — or, with SinkAvail negotiated, RdmaWrCompl,
+     * SinkAvailCancel or SinkCancelAck.
      *
      * @param mid the message id
-     * @param size the RRCH size (RdmaRdCompl), else 0
+     * @param size the RRCH/RWCH size (RdmaRdCompl, RdmaWrCompl), else 0
      * @param mseqAck the message's mseq_ack (stale messages are ignored)
      */
     void onControl(int mid, long size, int mseqAck);
@@ -330,6 +384,92 @@ public interface LargeTransfers {
      */
     boolean onCompletion(long tag, WorkCompletion wc);
 
+    /**
+     * SinkAvail (sink role): bytes the peer RDMA-wrote into the reader's advertised buffer and retired
+     * with RdmaWrCompl; they come before anything queued since. Called before the buffer-copy path
+     * reads.
+     *
+     * @param dst the reader's buffer (the advertised one, or any: the bytes are copied then)
+     * @return bytes moved into {@code dst} (position advanced), or 0
+     */
+    default int takeWritten(ByteBuffer dst) {
+        return 0;
+    }
+
+    /**
+     * Bytes the peer RDMA-wrote that the reader has not taken yet ({@link #takeWritten}).
+     *
+     * @return the count
+     */
+    default int writtenBytes() {
+        return 0;
+    }
+
+    /**
+     * SinkAvail (sink role): a blocking reader (it calls again with the same buffer until the read
+     * returns) found nothing to read: advertise its buffer when it qualifies (device memory with at
+     * least the threshold remaining, nothing advertised yet).
+     *
+     * @param dst the reader's buffer
+     */
+    default void advertiseSink(ByteBuffer dst) {
+    }
+
+    /**
+     * SinkAvail (sink role): the reader leaves (timeout): withdraw its buffer.
+     *
+     * @param dst the reader's buffer
+     * @return bytes written into it meanwhile (taken as by {@link #takeWritten}), 0 when the peer may no
+     *     longer write the buffer, or {@link #IN_PROGRESS} while SinkAvailCancel waits for its answer
+     */
+    default int withdrawSink(ByteBuffer dst) {
+        return 0;
+    }
+
+    /**
+     * Whether the peer may still write a buffer of the reader (advertised, or its cancel unanswered).
+     *
+     * @return true while the reader must not leave
+     */
+    default boolean sinkBufferOut() {
+        return false;
+    }
+
+    /**
+     * SinkAvail (source role): whether the peer advertised a buffer the next blocking write of a direct
+     * buffer can RDMA-write into.
+     *
+     * @return true when one is pending
+     */
+    default boolean peerBufferAdvertised() {
+        return false;
+    }
+
+    /**
+     * A SinkAvail arrived (sequence and credit already checked; the SinkAH is complete).
+     *
+     * @param size bytes advertised
+     * @param rkey the remote key
+     * @param addr the device address
+     * @param nonDisc the stream messages the peer had received
+     */
+    default void onSinkAvail(long size, int rkey, long addr, int nonDisc) {
+        throw new IllegalStateException("SinkAvail not negotiated");
+    }
+
+    /**
+     * A stream message (Data with payload, or SrcAvail) was posted ({@code sent}) or received: both sides
+     * count them for SinkAvail's {@code non_disc} and to void advertisements that crossed them.
+     *
+     * @param sent true for ours, false for the peer's
+     */
+    default void onStreamMessage(boolean sent) {
+    }
+
+    /** The peer's DisConn arrived: it writes nothing more, so no advertised buffer of ours will be written. */
+    default void onPeerOutputEnded() {
+    }
+
     /** The connection released its queue pair: drop registrations and timers. */
     void release();
 
@@ -341,14 +481,16 @@ public interface LargeTransfers {
     String describe();
 
     /**
-     * Zero-copy transfers finished (source side: advertisements fully read by the peer).
+     * Zero-copy transfers finished (source side: SrcAvail advertisements fully read by the peer, and
+     * RDMA WRITEs into the peer's SinkAvail buffers).
      *
      * @return the count
      */
     long transfers();
 
     /**
-     * Bytes moved by RDMA (read by us as a sink, or read by the peer from us as a source).
+     * Bytes moved by RDMA (read by us as a sink, or read by the peer from us as a source; written by us
+     * into the peer's advertised buffers, or by the peer into ours).
      *
      * @return the count
      */

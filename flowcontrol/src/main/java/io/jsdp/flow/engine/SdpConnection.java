@@ -13,6 +13,7 @@ import io.jsdp.flow.wire.HelloAck;
 import io.jsdp.flow.wire.MessageId;
 import io.jsdp.flow.wire.RingMessages;
 import io.jsdp.flow.wire.RdmaComplHeader;
+import io.jsdp.flow.wire.SinkAvailHeader;
 import io.jsdp.flow.wire.SrcAvailHeader;
 import io.jsdp.ras.Ffdc;
 import io.jsdp.ras.StructureMarkers;
@@ -110,6 +111,9 @@ public final class SdpConnection {
      * {@link #write(ByteBuffer, int)} flag: the caller is a blocking writer that calls again with the
      * same buffer until it is consumed and does not touch the buffer meanwhile, so a direct buffer at or
      * above the zero-copy threshold may be read by the peer in place ({@link LargeTransfers}).
+     * {@link #read(ByteBuffer, int)} flag: the caller is a blocking reader that calls again with the same
+     * buffer until the read returns (or withdraws it with {@link #cancelRead}), so the peer may
+     * RDMA-write into it (SinkAvail).
      */
     public static final int HOLDS_BUFFER = 1;
 
@@ -198,6 +202,7 @@ public final class SdpConnection {
     private volatile ReadinessListener listener;
     private final LargeTransfers.Factory largeFactory;
     private final SrcAvailHeader srcAh = new SrcAvailHeader();
+    private final SinkAvailHeader sinkAh = new SinkAvailHeader();
     private final RdmaComplHeader complH = new RdmaComplHeader();
 
     // ---- guarded by lock
@@ -543,6 +548,22 @@ public final class SdpConnection {
      *     {@link #FAILED} or {@link #CLOSED}
      */
     public int read(ByteBuffer dst) {
+        return read(dst, 0);
+    }
+
+    /**
+     * Reads as {@link #read(ByteBuffer)} does; with {@link #HOLDS_BUFFER}, when nothing is there to read,
+     * a buffer from the stack's device memory with at least {@link SdpOptions#zcopyThreshold()} bytes
+     * remaining may be advertised to the peer, which then RDMA-writes the next bytes of the stream into
+     * it (SinkAvail, {@code docs/protocol.md} section 9): the caller must call again with the same,
+     * untouched buffer until the read returns bytes, EOF or a failure — or call {@link #cancelRead} before
+     * it leaves without data.
+     *
+     * @param dst where to put the bytes (its position advances)
+     * @param flags 0 or {@link #HOLDS_BUFFER}
+     * @return bytes read, {@link #EOF}, {@link #FAILED} or {@link #CLOSED}
+     */
+    public int read(ByteBuffer dst, int flags) {
         lock.lock();
         try {
             if (appClosed) {
@@ -552,13 +573,20 @@ public final class SdpConnection {
                 return FAILED;
             }
             if (inputShut) {
+                if (large != null && !released && large.sinkBufferOut() && withdrawSinkLocked(dst) == FAILED) {
+                    return FAILED; // the peer may write the buffer until it answers the cancel
+                }
                 return EOF;
             }
             progressLocked();
             if (state == State.FAILED) {
                 return FAILED;
             }
-            int n = copyOutLocked(dst);
+            // bytes the peer RDMA-wrote into an advertised buffer come before anything queued since
+            int n = large == null ? 0 : large.takeWritten(dst);
+            if (n == 0) {
+                n = copyOutLocked(dst);
+            }
             if (n == 0 && state == State.FAILED) {
                 return FAILED; // a broken structure marker found before the read
             }
@@ -574,15 +602,99 @@ public final class SdpConnection {
                 maybeReleaseLocked();
                 return resetAfterUnread ? FAILED : EOF;
             }
+            if ((flags & HOLDS_BUFFER) != 0 && large != null && state == State.ESTABLISHED && !hasUnreadLocked()
+                && dst.hasRemaining()) {
+                large.advertiseSink(dst); // SinkAvail: the peer may write the next bytes straight into dst
+                if (large.hasPendingOutput()) {
+                    armLocked();
+                }
+            }
             return 0;
         } finally {
             unlockAndNotify();
         }
     }
 
+    /**
+     * A blocking reader that called {@link #read(ByteBuffer, int)} with {@link #HOLDS_BUFFER} leaves
+     * without data (its timeout ran out): when its buffer is advertised to the peer, a SinkAvailCancel
+     * withdraws it and this waits for the answer (at most the zero-copy cancel timeout, after which the
+     * connection is reset), so the peer writes the buffer no more once this returns.
+     *
+     * @param dst the buffer the reader held
+     * @return bytes the peer wrote into {@code dst} before it saw the cancel (the read returns them
+     *     instead of timing out), 0 when nothing came, {@link #FAILED} or {@link #CLOSED}
+     */
+    public int cancelRead(ByteBuffer dst) {
+        lock.lock();
+        try {
+            if (appClosed) {
+                return CLOSED;
+            }
+            if (state == State.FAILED) {
+                return FAILED;
+            }
+            if (large == null || released) {
+                return 0;
+            }
+            progressLocked();
+            int n = withdrawSinkLocked(dst);
+            if (n > 0) {
+                transmitLocked();
+            }
+            return n;
+        } finally {
+            unlockAndNotify();
+        }
+    }
+
+    /**
+     * Waits until the peer may no longer write the reader's advertised buffer: SinkAvailCancel, then its
+     * answer (or an RdmaWrCompl that crossed it). The wait polls, then parks; the cancel's own timer
+     * (zcopy) resets the connection when the peer does not answer, which ends it.
+     *
+     * @return bytes written into {@code dst} meanwhile, 0, or {@link #FAILED}
+     */
+    private int withdrawSinkLocked(ByteBuffer dst) {
+        long spinUntil = System.nanoTime() + options.spinNs();
+        boolean interrupted = false;
+        try {
+            for (;;) {
+                if (state == State.FAILED || released) {
+                    return FAILED;
+                }
+                int r = large.withdrawSink(dst);
+                if (r != LargeTransfers.IN_PROGRESS) {
+                    return r;
+                }
+                if (System.nanoTime() - spinUntil < 0) {
+                    Thread.onSpinWait();
+                    progressLocked();
+                    continue;
+                }
+                waiters++; // before arming: the progress thread must not leave the event to us (onCompletionEvent)
+                try {
+                    if (armLocked()) {
+                        changed.awaitNanos(TimeUnit.MILLISECONDS.toNanos(10));
+                    }
+                } catch (InterruptedException e) {
+                    interrupted = true; // the peer may write the buffer until it answers: wait on
+                } finally {
+                    waiters--;
+                }
+                progressLocked();
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
     /** Whether received data waits for the reader: messages in receive buffers, or bytes in our ring. */
     private boolean hasUnreadLocked() {
-        return unreadHead != unreadTail || remoteAtHead || ring != null && ring.unread() > 0;
+        return unreadHead != unreadTail || remoteAtHead || ring != null && ring.unread() > 0
+            || large != null && large.writtenBytes() > 0;
     }
 
     private int copyOutLocked(ByteBuffer dst) {
@@ -761,7 +873,7 @@ public final class SdpConnection {
             }
             int total = ring != null ? copyIntoSendRingLocked(src) : 0;
             if (large != null && (large.hasUnsettled() || (flags & HOLDS_BUFFER) != 0 && src.isDirect()
-                && options.zcopyThreshold() > 0 && src.remaining() >= options.zcopyThreshold())) {
+                && (options.zcopyThreshold() > 0 && src.remaining() >= options.zcopyThreshold() || large.peerBufferAdvertised()))) {
                 if (openBytes > 0) {
                     closeOpenSlotLocked(); // what was written before goes first
                 }
@@ -996,6 +1108,9 @@ public final class SdpConnection {
                     } else if (large != null && large.holdsOutput()) {
                         // the peer may still read the blocked writer's buffer: reset before the writer returns
                         failLocked(Failure.ABORTED, "closed during a zero-copy write", true, false);
+                    } else if (large != null && large.sinkBufferOut()) {
+                        // the peer may still write the blocked reader's buffer (SinkAvail): likewise
+                        failLocked(Failure.ABORTED, "closed while a read buffer is advertised to the peer", true, false);
                     } else {
                         outputShut = true;
                         closeTimer = stack.schedule(this::onCloseTimeout, TimeUnit.MILLISECONDS.toNanos(options.closeTimeoutMs()));
@@ -1546,7 +1661,7 @@ public final class SdpConnection {
             return "RingData";
         }
         if (kind == KIND_ZCOPY) {
-            return "RDMA READ";
+            return "zero-copy RDMA READ/WRITE";
         }
         return kind == KIND_KEEPALIVE ? "keepalive" : "receive";
     }
@@ -1614,6 +1729,9 @@ public final class SdpConnection {
         lastRecvMseq = mseq;
         lastPeerBufs = bufs;
         lastPeerAck = ack;
+        if (large != null && (mid == MessageId.DATA && payload > 0 || mid == MessageId.SRC_AVAIL)) {
+            large.onStreamMessage(false); // counts for SinkAvail's non_disc; voids our advertised buffer
+        }
         switch (mid) {
             case MessageId.RING_DATA -> onRingDataLocked(buf, off, len, mseq);
             case MessageId.RING_ACK -> {
@@ -1650,13 +1768,17 @@ public final class SdpConnection {
                 }
             }
             case MessageId.SRC_AVAIL -> onSrcAvailLocked(buf, off, mseq, ack, payload);
-            case MessageId.RDMA_RD_COMPL, MessageId.SEND_SM, MessageId.SRC_AVAIL_CANCEL -> {
-                if (large == null) {
+            case MessageId.SINK_AVAIL -> onSinkAvailLocked(buf, off, mseq, payload);
+            case MessageId.RDMA_RD_COMPL, MessageId.SEND_SM, MessageId.SRC_AVAIL_CANCEL, MessageId.RDMA_WR_COMPL,
+                MessageId.SINK_AVAIL_CANCEL, MessageId.SINK_CANCEL_ACK -> {
+                boolean sinkMessage = mid == MessageId.RDMA_WR_COMPL || mid == MessageId.SINK_AVAIL_CANCEL
+                    || mid == MessageId.SINK_CANCEL_ACK;
+                if (large == null || sinkMessage && (negotiated & LargeTransfers.CAPABILITY_SINK_AVAIL) == 0) {
                     violationLocked(Violation.UNSUPPORTED_MID, MessageId.name(mid) + " mseq " + mseq
-                        + " (zero copy not negotiated)");
+                        + (large == null ? " (zero copy not negotiated)" : " (SinkAvail not negotiated)"));
                     return;
                 }
-                int want = mid == MessageId.RDMA_RD_COMPL ? RdmaComplHeader.LENGTH : 0;
+                int want = mid == MessageId.RDMA_RD_COMPL || mid == MessageId.RDMA_WR_COMPL ? RdmaComplHeader.LENGTH : 0;
                 if (payload != want) {
                     violationLocked(Violation.PAYLOAD_ON_CONTROL, MessageId.name(mid) + " with " + payload
                         + " bytes after the BSDH (expected " + want + ")");
@@ -1677,6 +1799,9 @@ public final class SdpConnection {
                 }
                 disconnReceived = true;
                 traceRare("conn.disconnReceived");
+                if (large != null) {
+                    large.onPeerOutputEnded();
+                }
                 postReceiveLocked(buf);
                 maybeFinishLocked();
             }
@@ -1789,6 +1914,26 @@ public final class SdpConnection {
         queueUnreadLocked(buf, inline, SrcAvailHeader.LENGTH, true);
     }
 
+    /** A SinkAvail: the peer's reader advertises its buffer for our next blocking write (section 9). */
+    private void onSinkAvailLocked(int buf, int off, int mseq, int payload) {
+        if (large == null || (negotiated & LargeTransfers.CAPABILITY_SINK_AVAIL) == 0) {
+            violationLocked(Violation.UNSUPPORTED_MID, "SinkAvail mseq " + mseq + " (SinkAvail not negotiated)");
+            return;
+        }
+        if (payload != SinkAvailHeader.LENGTH) {
+            violationLocked(Violation.BAD_SINK_AVAIL, "SinkAvail mseq " + mseq + " with " + payload
+                + " bytes after the BSDH (its header has " + SinkAvailHeader.LENGTH + ")");
+            return;
+        }
+        sinkAh.wrap(bsdh.buffer(), off);
+        long size = sinkAh.size();
+        int rkey = sinkAh.rkey();
+        long addr = sinkAh.addr();
+        int nonDisc = sinkAh.nonDisc();
+        postReceiveLocked(buf);
+        large.onSinkAvail(size, rkey, addr, nonDisc);
+    }
+
     private int ownMaxAdverts() {
         return largeFactory == null ? 1 : Math.max(1, Math.min(255, largeFactory.maxAdverts()));
     }
@@ -1796,6 +1941,11 @@ public final class SdpConnection {
     private int offeredCapabilities() {
         // offered whatever the threshold: the socket option may turn it on later
         return largeFactory == null ? 0 : largeFactory.capabilities();
+    }
+
+    /** SinkAvail is offered only with SrcAvail zero copy: alone it means nothing (section 3). */
+    private static int validCapabilities(int bits) {
+        return (bits & LargeTransfers.CAPABILITY_ZCOPY) == 0 ? bits & ~LargeTransfers.CAPABILITY_SINK_AVAIL : bits;
     }
 
     private void openLargeTransfersLocked(int negotiated) {
@@ -1826,7 +1976,7 @@ public final class SdpConnection {
                 return;
             }
             lastRecvMseq = 0;
-            negotiated = chosen == FlowControlScheme.PACKETIZED ? 0 : ack.capabilities() & offeredCapabilities();
+            negotiated = chosen == FlowControlScheme.PACKETIZED ? 0 : validCapabilities(ack.capabilities() & offeredCapabilities());
             peerMaxAdverts = ack.maxAdverts();
             peerBufferBytes = (int) ack.actualRcvSize();
             peerCapacity = bufs;
@@ -1870,7 +2020,7 @@ public final class SdpConnection {
             fc.onHandshake(false, bufs);
             postReceiveLocked(buf);
             int ctrl = ctrlSlotOffset();
-            negotiated = chosen == FlowControlScheme.PACKETIZED ? 0 : hello.capabilities() & offeredCapabilities();
+            negotiated = chosen == FlowControlScheme.PACKETIZED ? 0 : validCapabilities(hello.capabilities() & offeredCapabilities());
             peerMaxAdverts = hello.maxAdverts();
             HelloAck helloAck = new HelloAck().wrap(bsdh.buffer(), ctrl).put(ownMaxAdverts(), bufferBytes,
                 hello.ipVersion() == 6 ? 6 : 4, negotiated | chosen.capabilityBit());
@@ -2142,6 +2292,9 @@ public final class SdpConnection {
             slotOnDevice[slot] = true;
             deviceOutstanding++;
         }
+        if (large != null) {
+            large.onStreamMessage(true); // voids the peer's pending SinkAvail advertisements
+        }
         bytesSent += payload;
         messagesSent++;
         return true;
@@ -2174,6 +2327,7 @@ public final class SdpConnection {
             return -1;
         }
         slotPosted++;
+        large.onStreamMessage(true);
         bytesSent += inlineBytes;
         messagesSent++;
         return mseq;
@@ -2188,11 +2342,39 @@ public final class SdpConnection {
         if (mid == MessageId.RDMA_RD_COMPL || mid == MessageId.RDMA_WR_COMPL) {
             complH.wrap(bsdh.buffer(), ctrlSlotOffset()).put(size);
             len = RdmaComplHeader.MESSAGE_LENGTH;
+        } else if (mid == MessageId.SINK_AVAIL) {
+            len = SinkAvailHeader.MESSAGE_LENGTH; // the SinkAH is in the slot already (postSinkAvailLocked)
         }
         long before = ctrlPosted;
         int mseq = nextMseq;
         postControlLocked(mid, len, lastRecvMseq);
         return ctrlPosted != before ? mseq : -1;
+    }
+
+    private int postSinkAvailLocked(int size, int rkey, long addr, int nonDisc) {
+        if (state != State.ESTABLISHED || released || ctrlPosted - ctrlCompleted >= CTRL_SLOTS
+            || !fc.canSend(FlowControl.DATA, posted, lastRecvMseq)) {
+            return -1;
+        }
+        sinkAh.wrap(bsdh.buffer(), ctrlSlotOffset()).put(size, rkey, addr, nonDisc);
+        return postZcopyControlLocked(MessageId.SINK_AVAIL, 0);
+    }
+
+    /** An RDMA WRITE into the peer's SinkAvail buffer and its RdmaWrCompl behind it: both or neither. */
+    private int postRdmaWriteLocked(long tag, long localAddress, int localKey, int len, long remoteAddress, int rkey) {
+        if (state != State.ESTABLISHED || released || qp == null || ctrlPosted - ctrlCompleted >= CTRL_SLOTS
+            || !fc.canSend(FlowControl.DATA, posted, lastRecvMseq)) {
+            return -1;
+        }
+        swr.clear().wrId(KIND_ZCOPY | (tag & INDEX_MASK)).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+            .sge(0, localAddress, len, localKey).remote(remoteAddress, rkey);
+        int rc = qp.postSend(swr);
+        if (rc != Errno.OK) {
+            failLocked(Failure.DEVICE_ERROR, "post of an RDMA WRITE of " + len + " bytes failed (errno " + rc + ")", false, true);
+            return -1;
+        }
+        // queue-pair order puts the written bytes in place before the RdmaWrCompl arrives
+        return postZcopyControlLocked(MessageId.RDMA_WR_COMPL, len);
     }
 
     private boolean postRdmaReadLocked(long tag, long localAddress, int localKey, int len, long remoteAddress, int rkey) {
@@ -2254,6 +2436,21 @@ public final class SdpConnection {
         @Override
         public boolean postRdmaRead(long tag, long localAddress, int localKey, int len, long remoteAddress, int rkey) {
             return postRdmaReadLocked(tag, localAddress, localKey, len, remoteAddress, rkey);
+        }
+
+        @Override
+        public boolean sinkAvailNegotiated() {
+            return (negotiated & LargeTransfers.CAPABILITY_SINK_AVAIL) != 0;
+        }
+
+        @Override
+        public int postSinkAvail(int size, int rkey, long addr, int nonDisc) {
+            return postSinkAvailLocked(size, rkey, addr, nonDisc);
+        }
+
+        @Override
+        public int postRdmaWrite(long tag, long localAddress, int localKey, int len, long remoteAddress, int rkey) {
+            return postRdmaWriteLocked(tag, localAddress, localKey, len, remoteAddress, rkey);
         }
 
         @Override
@@ -2968,7 +3165,7 @@ public final class SdpConnection {
         lock.lock();
         try {
             progressLocked();
-            return unreadBytes + (large == null || released ? 0 : large.remoteBytes());
+            return unreadBytes + (large == null || released ? 0 : large.remoteBytes() + large.writtenBytes());
         } finally {
             unlockAndNotify();
         }
@@ -3014,8 +3211,9 @@ public final class SdpConnection {
      *     (credits ran out) — retries during one stall count once
      * @param creditStallNs time spent stalled, from the write that took nothing until flow control allowed a
      *     message again (a stall under way included)
-     * @param zeroCopyTransfers zero-copy writes the peer read completely (SrcAvail, RDMA READ; issue 9)
-     * @param zeroCopyBytes bytes moved by RDMA READ, as source and as sink (not in the other byte counts)
+     * @param zeroCopyTransfers zero-copy writes the peer read completely (SrcAvail, RDMA READ) or we
+     *     RDMA-wrote into its advertised buffer (SinkAvail, RDMA WRITE; issue 9)
+     * @param zeroCopyBytes bytes moved by RDMA READ or WRITE, as source and as sink (not in the other byte counts)
      * @param rnrRetries receiver-not-ready retries of the queue pair's sends ({@link QueuePair#rnrRetries()}), or
      *     {@link QueuePair#RNR_RETRIES_NOT_AVAILABLE} when the device does not count them
      * @param credits the peer's receive buffers this side may still use (flow control's credits)

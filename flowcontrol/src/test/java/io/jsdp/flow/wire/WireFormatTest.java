@@ -31,6 +31,21 @@ class WireFormatTest {
     }
 
     @Test
+    void sinkAvailHeaderPutsItsFieldsAfterTheBsdhBigEndian() {
+        ByteBuffer b = ByteBuffer.allocate(8 + SinkAvailHeader.MESSAGE_LENGTH); // big-endian, as a Bsdh's view
+        new SinkAvailHeader().wrap(b, 8).put(0xF0000001, 0x11223344, 0x0102030405060708L, 0xFFFFFFFE);
+        byte[] expected = {(byte) 0xF0, 0, 0, 1, 0x11, 0x22, 0x33, 0x44, 1, 2, 3, 4, 5, 6, 7, 8, (byte) 0xFF, (byte) 0xFF,
+            (byte) 0xFF, (byte) 0xFE};
+        assertArrayEquals(expected, Arrays.copyOfRange(b.array(), 8 + Bsdh.LENGTH, 8 + SinkAvailHeader.MESSAGE_LENGTH));
+        SinkAvailHeader r = new SinkAvailHeader().wrap(b, 8);
+        assertEquals(0xF0000001L, r.size(), "size is unsigned");
+        assertEquals(0x11223344, r.rkey());
+        assertEquals(0x0102030405060708L, r.addr());
+        assertEquals(0xFFFFFFFE, r.nonDisc());
+        assertEquals(36, SinkAvailHeader.MESSAGE_LENGTH);
+    }
+
+    @Test
     void unsignedFieldsReadUnsigned() {
         ByteBuffer b = ByteBuffer.allocate(16);
         new Bsdh().wrap(b, 0).put(0xFE, 0xFF, 0xFFFF, -1, -1, -2);
