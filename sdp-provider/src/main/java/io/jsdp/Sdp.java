@@ -16,8 +16,9 @@ import java.util.Objects;
  * peer reads it in place by RDMA (SrcAvail / RDMA READ, {@code docs/protocol.md} section 9), even from
  * another process, and {@code write} returns once the peer has read it, so the application may then
  * reuse the buffer at once. Other buffers are copied as before: heap buffers always, other direct
- * buffers because a peer in another process could not reach them. Non-blocking writes always copy
- * (they return before the peer could read the buffer).
+ * buffers because a peer in another process could not reach them. Plain non-blocking writes always
+ * copy (they return before the peer could read the buffer); {@link #writeZeroCopy} hands buffers over
+ * to a non-blocking channel instead, several in flight, and tells the application when each is free.
  *
  * <p>As a reader, any direct buffer receives zero-copy data without a copy; a heap buffer (or one
  * smaller than 4 KiB) makes the writer finish with buffer copy.

@@ -323,6 +323,66 @@ class AsyncZeroCopyChannelTest {
         });
     }
 
+    /**
+     * Across JVMs: a selector loop keeps three device buffers handed over to a peer process that reads
+     * into a direct buffer (by RDMA READ from this process's device memory); every {@code done}
+     * overwrites its buffer before it is refilled, and the peer's CRC of the stream matches.
+     */
+    @Test
+    void handOversArriveIntactInAnotherJvm() throws Exception {
+        try (PeerJvm peer = new PeerJvm("jsdp")) {
+            int port = Integer.parseInt(peer.call("LISTEN"));
+            peer.send("ACCEPT");
+            try (SocketChannel c = JSDP.openSocketChannel()) {
+                assertTrue(c.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port)));
+                assertTrue(peer.answer("ACCEPT").startsWith("sdp"));
+                c.configureBlocking(false);
+                int size = 600_000;
+                int count = 24;
+                long total = (long) size * count;
+                peer.send("READD 0 " + total);
+                ArrayDeque<ByteBuffer> free = new ArrayDeque<>();
+                for (int i = 0; i < 3; i++) {
+                    free.add(Sdp.allocateDirect(size));
+                }
+                List<ByteBuffer> all = new ArrayList<>(free);
+                java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+                byte[] chunk = new byte[size];
+                List<String> errors = new ArrayList<>();
+                int[] done = {0};
+                io.jsdp.ZeroCopyCompletion completion = (b, failure) -> {
+                    if (failure != null || b.hasRemaining()) {
+                        errors.add("done " + done[0] + ": " + failure + ", remaining " + b.remaining());
+                    }
+                    overwrite(b);
+                    free.add(b);
+                    done[0]++;
+                };
+                try (Selector sel = JSDP.openSelector()) {
+                    c.register(sel, SelectionKey.OP_WRITE);
+                    int next = 0;
+                    while (done[0] < count) {
+                        if (next < count && !free.isEmpty()) {
+                            ByteBuffer b = free.pollFirst();
+                            fill(b, (long) next * size, size);
+                            b.get(0, chunk);
+                            crc.update(chunk);
+                            next++;
+                            Sdp.writeZeroCopy(c, new ByteBuffer[] {b}, completion);
+                        } else {
+                            sel.select(200);
+                            sel.selectedKeys().clear();
+                        }
+                    }
+                }
+                assertEquals(Long.toString(crc.getValue()), peer.answer("READD"), "the peer read the stream intact");
+                assertTrue(errors.isEmpty(), errors.toString());
+                assertTrue(((SdpSocketChannel) c).sdpStats().zeroCopyTransfers() > 0, "the peer process read device memory in place");
+                all.forEach(Sdp::free);
+            }
+        }
+    }
+
     /** Buffers that cannot be handed over, and channels that cannot take them, are refused with a clear exception. */
     @Test
     void otherBuffersAndBlockingChannelsAreRefused() throws Exception {
