@@ -16,8 +16,9 @@ import java.util.Objects;
  * peer reads it in place by RDMA (SrcAvail / RDMA READ, {@code docs/protocol.md} section 9), even from
  * another process, and {@code write} returns once the peer has read it, so the application may then
  * reuse the buffer at once. Other buffers are copied as before: heap buffers always, other direct
- * buffers because a peer in another process could not reach them. Non-blocking writes always copy
- * (they return before the peer could read the buffer).
+ * buffers because a peer in another process could not reach them. Plain non-blocking writes always
+ * copy (they return before the peer could read the buffer); {@link #writeZeroCopy} hands buffers over
+ * to a non-blocking channel instead, several in flight, and tells the application when each is free.
  *
  * <p>As a reader, any direct buffer receives zero-copy data without a copy; a heap buffer (or one
  * smaller than 4 KiB) makes the writer finish with buffer copy.
@@ -125,6 +126,48 @@ public final class Sdp {
             }
         }
         return total;
+    }
+
+    /**
+     * Asynchronous zero copy on a non-blocking SDP channel: hands the buffers over to the channel and
+     * returns at once. The peer reads them in place by RDMA, several in flight (up to 8, or the peer's
+     * {@code max_adverts}); each buffer belongs to the channel until {@code done} runs for it — once
+     * per buffer, in order — and the application must not touch it meanwhile (as with
+     * {@link java.nio.channels.AsynchronousSocketChannel#write}). After {@code done} no peer reads it.
+     *
+     * <p>While buffers are handed over the stream stays in order: {@code OP_WRITE} is not ready and a
+     * plain {@code write} returns 0 (a blocking one waits). Completions are delivered by whichever
+     * thread makes the channel progress: a later {@code write}, {@code read} or {@code writeZeroCopy},
+     * or a selection that polls the channel — a selector loop that keeps {@code OP_WRITE} in the key's
+     * interest set is woken when the peer has finished, and the {@code done} calls run in its
+     * {@code select} before {@code OP_WRITE} is reported ready. If the peer refuses zero copy (it reads
+     * into a heap buffer) the rest of the buffer is copied into the send buffer before {@code done}. A
+     * close while buffers are advertised resets the connection first (as for a blocking zero-copy
+     * write), then {@code done} runs for each buffer not finished with an
+     * {@link java.nio.channels.AsynchronousCloseException}.
+     *
+     * <p>Buffers must come from {@link #allocateDirect} (device memory, which peers in other processes
+     * can read); buffers below the socket's zero-copy threshold, or with zero copy off, are copied into
+     * the send buffer as the channel makes progress, and {@code done} follows the copy.
+     *
+     * @param channel a connected, non-blocking SDP channel of the provider
+     * @param srcs the buffers, each from its position to its limit
+     * @param done told once per buffer, in order, when the buffer is the application's again
+     * @throws IllegalArgumentException when a buffer is not from {@link #allocateDirect}, is given
+     *     twice, or is still handed over
+     * @throws java.nio.channels.IllegalBlockingModeException when the channel is in blocking mode
+     * @throws UnsupportedOperationException when the channel is not the provider's or its connection
+     *     fell back to TCP
+     * @throws java.nio.channels.NotYetConnectedException when it is not connected
+     * @throws java.nio.channels.ClosedChannelException when it is closed or its output is shut
+     * @throws IOException when the connection failed
+     */
+    public static void writeZeroCopy(SocketChannel channel, ByteBuffer[] srcs, ZeroCopyCompletion done) throws IOException {
+        Objects.requireNonNull(channel);
+        if (!(channel instanceof io.jsdp.provider.SdpSocketChannel c)) {
+            throw new UnsupportedOperationException("not an SDP channel of the jsdp provider: " + channel.getClass().getName());
+        }
+        c.writeZeroCopy(srcs, done);
     }
 
     /** The zero-copy threshold of a blocking SDP channel; 0 for any other channel or when off. */

@@ -1,6 +1,7 @@
 package io.jsdp.provider;
 
 import io.jsdp.SdpSocketOptions;
+import io.jsdp.ZeroCopyCompletion;
 import io.jsdp.flow.engine.Failure;
 import io.jsdp.flow.engine.SdpConnection;
 import io.jsdp.flow.FlowControlScheme;
@@ -17,9 +18,11 @@ import java.net.SocketTimeoutException;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.AlreadyConnectedException;
+import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ConnectionPendingException;
+import java.nio.channels.IllegalBlockingModeException;
 import java.nio.channels.NoConnectionPendingException;
 import java.nio.channels.NotYetConnectedException;
 import java.nio.channels.SelectionKey;
@@ -27,6 +30,8 @@ import java.nio.channels.SocketChannel;
 import java.nio.channels.UnresolvedAddressException;
 import java.nio.channels.UnsupportedAddressTypeException;
 import java.nio.channels.spi.SelectorProvider;
+import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -34,6 +39,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -54,6 +60,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * starts the TCP connect and the keys move to the delegate.
  *
  * <p>{@link #socket()} is one cached {@link java.net.Socket} adaptor whose state is the channel's.
+ *
+ * <p>{@link #writeZeroCopy} hands device-memory buffers over for asynchronous zero copy (several in
+ * flight, {@link io.jsdp.Sdp#writeZeroCopy}); the buffers sit in a queue under the write lock, the
+ * engine's gathering write is called again with the same queue by whichever thread makes progress, and
+ * a buffer leaves the queue (its {@code done} runs) once the engine advanced its position to its limit
+ * — the peer finished reading it, or the engine copied what the peer refused.
  */
 public final class SdpSocketChannel extends SocketChannel implements SdpSelectable {
     private static final Set<SocketOption<?>> OPTIONS = Set.of(StandardSocketOptions.SO_SNDBUF,
@@ -92,6 +104,30 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     /** TCP payload bytes: single writers (the reader under readLock or SdpSocketImpl's, the writer likewise). */
     private volatile long tcpBytesReceived;
     private volatile long tcpBytesSent;
+
+    // ---- asynchronous zero copy (writeZeroCopy)
+    /** Buffers handed over and not finished, oldest first; guarded by writeLock. */
+    private final ArrayDeque<HandOver> handOvers = new ArrayDeque<>();
+    /** The engine's view of {@link #handOvers}, reused; guarded by writeLock. */
+    private ByteBuffer[] handOverBuffers = new ByteBuffer[8];
+    /** Finished hand-overs whose {@code done} has not run yet, in order; guarded by itself. */
+    private final ArrayDeque<HandOver> finished = new ArrayDeque<>();
+    /** A thread runs {@code done} calls now (one at a time, in order); guarded by {@link #finished}. */
+    private boolean delivering;
+    /** Hand-overs whose {@code done} has not run yet (queued or finished): OP_WRITE is not ready while any. */
+    private final AtomicInteger handedOver = new AtomicInteger();
+
+    /** A buffer handed over by {@link #writeZeroCopy}. */
+    private static final class HandOver {
+        final ByteBuffer buffer;
+        final ZeroCopyCompletion done;
+        IOException failure;
+
+        HandOver(ByteBuffer buffer, ZeroCopyCompletion done) {
+            this.buffer = buffer;
+            this.done = done;
+        }
+    }
 
     /** The engine connection and TCP delegate, for the leak cleaner; written with {@link #sdp} and {@link #tcp}. */
     private final ChannelLeaks.StreamResources resources = new ChannelLeaks.StreamResources();
@@ -407,11 +443,15 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             }
             return SelectionKey.OP_CONNECT;
         }
+        if (handedOver.get() != 0) {
+            progressHandOvers(c); // the done calls run here, before OP_WRITE is reported
+            r = c.readyOps();
+        }
         int ops = 0;
         if ((r & SdpConnection.OP_READ) != 0) {
             ops |= SelectionKey.OP_READ;
         }
-        if ((r & SdpConnection.OP_WRITE) != 0) {
+        if ((r & SdpConnection.OP_WRITE) != 0 && handedOver.get() == 0) {
             ops |= SelectionKey.OP_WRITE;
         }
         return ops;
@@ -670,6 +710,9 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                     throw e;
                 }
             }
+            if (handedOver.get() != 0) {
+                progressHandOvers(c);
+            }
             if (inputShut) {
                 return -1;
             }
@@ -768,6 +811,12 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             }
             if (outputShut) {
                 throw new ClosedChannelException();
+            }
+            if (handedOver.get() != 0) {
+                progressHandOvers(c);
+                if (!handOvers.isEmpty()) {
+                    return 0; // the handed-over buffers go first (stream order); the channel is non-blocking
+                }
             }
             boolean completed = false;
             boolean blocking = isBlocking(); // as the JDK: only blocking operations are interruptible
@@ -880,6 +929,147 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         }
     }
 
+    /**
+     * Asynchronous zero copy: hands the buffers over and returns at once (see
+     * {@link io.jsdp.Sdp#writeZeroCopy}, the public entry, for the contract). The buffers belong to the
+     * channel until {@code done} runs for each, in order; after it no peer reads the buffer.
+     *
+     * @param srcs buffers from {@link io.jsdp.Sdp#allocateDirect}
+     * @param done told once per buffer when it is the application's again
+     * @throws IOException as {@link io.jsdp.Sdp#writeZeroCopy}
+     */
+    public void writeZeroCopy(ByteBuffer[] srcs, ZeroCopyCompletion done) throws IOException {
+        Objects.requireNonNull(srcs);
+        Objects.requireNonNull(done);
+        io.jsdp.zcopy.ZeroCopy zc = SdpRuntime.zeroCopy();
+        for (int i = 0; i < srcs.length; i++) {
+            ByteBuffer b = Objects.requireNonNull(srcs[i]);
+            if (!b.isDirect() || zc == null || !zc.isDeviceMemory(b)) {
+                throw new IllegalArgumentException("writeZeroCopy takes buffers from Sdp.allocateDirect only (buffer " + i
+                    + " is " + (b.isDirect() ? "another direct buffer" : "a heap buffer")
+                    + "; a slice or duplicate counts as another buffer)");
+            }
+            for (int j = 0; j < i; j++) {
+                if (srcs[j] == b) {
+                    throw new IllegalArgumentException("buffer " + i + " is given twice");
+                }
+            }
+        }
+        SdpConnection c;
+        writeLock.lock();
+        try {
+            c = sdpOrNull();
+            if (c == null) {
+                throw new UnsupportedOperationException("writeZeroCopy needs an SDP connection; this one is " + transport);
+            }
+            if (isBlocking()) {
+                throw new IllegalBlockingModeException();
+            }
+            if (outputShut) {
+                throw new ClosedChannelException();
+            }
+            for (HandOver h : handOvers) {
+                for (ByteBuffer b : srcs) {
+                    if (h.buffer == b) {
+                        throw new IllegalArgumentException("a buffer is still handed over (its done has not run)");
+                    }
+                }
+            }
+            if (c.state() == SdpConnection.State.FAILED) {
+                throw Exceptions.forTransfer(c.failure(), true);
+            }
+            for (ByteBuffer b : srcs) {
+                handOvers.add(new HandOver(b, done));
+                handedOver.incrementAndGet();
+            }
+        } finally {
+            writeLock.unlock();
+        }
+        progressHandOvers(c);
+    }
+
+    /**
+     * Lets the engine go on with the handed-over buffers and runs {@code done} for those it finished.
+     * Called by the writer, the reader and selections; when another thread holds the write lock it
+     * makes the progress itself (it is a writer, which calls this first).
+     */
+    private void progressHandOvers(SdpConnection c) {
+        if (c == null || !writeLock.tryLock()) {
+            return;
+        }
+        try {
+            int n = handOvers.size();
+            if (n == 0) {
+                return;
+            }
+            if (handOverBuffers.length < n) {
+                handOverBuffers = new ByteBuffer[Math.max(n, 2 * handOverBuffers.length)];
+            }
+            int i = 0;
+            for (HandOver h : handOvers) {
+                handOverBuffers[i++] = h.buffer;
+            }
+            long r = c.write(handOverBuffers, 0, n, SdpConnection.HOLDS_BUFFER);
+            Arrays.fill(handOverBuffers, 0, n, null);
+            if (r == SdpConnection.FAILED) {
+                failHandOversLocked(Exceptions.forTransfer(c.failure(), true));
+            } else if (r >= 0) {
+                while (!handOvers.isEmpty() && !handOvers.peekFirst().buffer.hasRemaining()) {
+                    HandOver h = handOvers.pollFirst();
+                    synchronized (finished) {
+                        finished.addLast(h);
+                    }
+                }
+            } // CLOSED: the closing thread fails them once the connection is closed
+        } finally {
+            writeLock.unlock();
+        }
+        deliverCompletions();
+    }
+
+    /** Ends every hand-over not finished with {@code failure}; under writeLock. */
+    private void failHandOversLocked(IOException failure) {
+        while (!handOvers.isEmpty()) {
+            HandOver h = handOvers.pollFirst();
+            h.failure = failure;
+            synchronized (finished) {
+                finished.addLast(h);
+            }
+        }
+    }
+
+    /** Runs the {@code done} calls of finished hand-overs, in order, one thread at a time. */
+    private void deliverCompletions() {
+        synchronized (finished) {
+            if (delivering || finished.isEmpty()) {
+                return; // the thread delivering (maybe this one, from a done call) runs them
+            }
+            delivering = true;
+        }
+        boolean clean = false;
+        try {
+            for (;;) {
+                HandOver h;
+                synchronized (finished) {
+                    h = finished.pollFirst();
+                    if (h == null) {
+                        delivering = false;
+                        clean = true;
+                        return;
+                    }
+                }
+                handedOver.decrementAndGet();
+                h.done.completed(h.buffer, h.failure);
+            }
+        } finally {
+            if (!clean) {
+                synchronized (finished) {
+                    delivering = false; // a done call threw: the next progress delivers the rest
+                }
+            }
+        }
+    }
+
     private static boolean hasRemaining(ByteBuffer[] srcs, int offset, int length) {
         for (int i = offset; i < offset + length; i++) {
             if (srcs[i].hasRemaining()) {
@@ -916,6 +1106,9 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                 inputShut = true;
                 sdp.shutdownInput();
             } else {
+                if (handedOver.get() != 0) {
+                    throw new IllegalStateException("buffers handed over by writeZeroCopy are not finished yet");
+                }
                 outputShut = true;
                 sdp.shutdownOutput();
             }
@@ -1294,10 +1487,23 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         if (t != null) {
             t.close();
         }
+        if (handedOver.get() != 0) {
+            // after c.close(): a transfer the peer could still read reset the connection (queue pair gone)
+            writeLock.lock();
+            try {
+                failHandOversLocked(new AsynchronousCloseException());
+            } finally {
+                writeLock.unlock();
+            }
+            deliverCompletions();
+        }
     }
 
     @Override
     protected void implConfigureBlocking(boolean block) throws IOException {
+        if (block && handedOver.get() != 0) {
+            throw new IllegalBlockingModeException(); // buffers handed over by writeZeroCopy are not finished
+        }
         stateLock.lock();
         try {
             if (tcp != null) {

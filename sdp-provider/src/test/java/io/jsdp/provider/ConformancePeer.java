@@ -31,6 +31,7 @@ import java.util.zip.CRC32;
  * ECHO i n           echo n bytes on connection i, reading at most 7,777 bytes at a time
  * WRITE i n          write n pattern bytes ({@link #pattern(int)})
  * READ i n           read exactly n bytes, value: their CRC-32      READ1 i   one read, value: its count
+ * READD i n          as READ, into a 1 MiB direct buffer (zero-copy data arrives by RDMA READ)
  * WRITES i           write 1,000 bytes every 10 ms, 50 times or until it fails
  * SHUTOUT i | SHUTIN i | CLOSE i | RESET
  * LINGER i s         set SO_LINGER to s seconds
@@ -198,6 +199,22 @@ public final class ConformancePeer {
                     }
                 }
                 return Long.toString(crc(b.array()));
+            }
+            case "READD" -> {
+                // into a direct buffer, so zero-copy data arrives by RDMA READ (a heap buffer refuses it)
+                ByteBuffer d = ByteBuffer.allocateDirect(1 << 20);
+                CRC32 crc = new CRC32();
+                for (int left = n; left > 0;) {
+                    d.clear().limit(Math.min(d.capacity(), left));
+                    int got = c.read(d);
+                    if (got < 0) {
+                        throw new IOException("EOF with " + left + " to read");
+                    }
+                    d.flip();
+                    crc.update(d);
+                    left -= got;
+                }
+                return Long.toString(crc.getValue());
             }
             case "READ1" -> {
                 return Integer.toString(c.read(ByteBuffer.allocate(64)));
