@@ -25,6 +25,13 @@ public enum FlowControlScheme {
     public static final int KNOWN_BITS = PACKETIZED.bit | NIC.bit;
     /** The capability word's flow-control field (its low byte); the other bits belong to other extensions. */
     public static final int CAPABILITY_MASK = 0xFF;
+    /**
+     * Packetized only: a RingData may carry its run inline, after its 28 bytes ({@code docs/protocol.md}
+     * section 5b). A side asking for packetized offers it; the passive side echoes it when it agrees to
+     * packetized; a side sends inline runs only to a peer that negotiated it, and a peer that did not may
+     * not send them ({@code LENGTH_MISMATCH}).
+     */
+    public static final int CAPABILITY_RING_INLINE = 1 << 10;
 
     private final String configName;
     private final int bit;

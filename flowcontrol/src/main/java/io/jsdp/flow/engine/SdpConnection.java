@@ -517,7 +517,8 @@ public final class SdpConnection {
             // In-band Hello (sdp-wire.md C.7): our first SEND, mseq 0, our posted receives in bufs.
             int off = ctrlSlotOffset();
             Hello hello = new Hello().wrap(bsdh.buffer(), off).put(ownMaxAdverts(), bufferBytes, cmId.localAddress(), remote,
-                offeredCapabilities() | wish.capabilityBit());
+                offeredCapabilities() | wish.capabilityBit()
+                    | (wish == FlowControlScheme.PACKETIZED ? FlowControlScheme.CAPABILITY_RING_INLINE : 0));
             if (ringMr != null) {
                 hello.putRing(ringMr.address() + RING_BASE, ringMr.rkey(), ringBytes);
             }
@@ -1832,9 +1833,10 @@ public final class SdpConnection {
         long at = mem.getInt(off + RingMessages.RING_DATA_OFFSET_OFFSET) & 0xFFFF_FFFFL;
         long n = mem.getInt(off + RingMessages.RING_DATA_LENGTH_OFFSET) & 0xFFFF_FFFFL;
         int inline = len - RingMessages.RING_DATA_LENGTH;
-        if (inline != 0 && inline != n) {
+        if (inline != 0 && (inline != n || (negotiated & FlowControlScheme.CAPABILITY_RING_INLINE) == 0)) {
             violationLocked(Violation.LENGTH_MISMATCH, "RingData of " + len + " bytes carries " + inline
-                + " bytes inline for a run of " + n);
+                + " bytes inline for a run of " + n + ((negotiated & FlowControlScheme.CAPABILITY_RING_INLINE) == 0
+                    ? " (inline runs not negotiated)" : ""));
             return;
         }
         int consumedWire = mem.getInt(off + RingMessages.RING_DATA_CONSUMED_OFFSET);
@@ -1976,7 +1978,8 @@ public final class SdpConnection {
                 return;
             }
             lastRecvMseq = 0;
-            negotiated = chosen == FlowControlScheme.PACKETIZED ? 0 : validCapabilities(ack.capabilities() & offeredCapabilities());
+            negotiated = chosen == FlowControlScheme.PACKETIZED ? ack.capabilities() & FlowControlScheme.CAPABILITY_RING_INLINE
+                : validCapabilities(ack.capabilities() & offeredCapabilities());
             peerMaxAdverts = ack.maxAdverts();
             peerBufferBytes = (int) ack.actualRcvSize();
             peerCapacity = bufs;
@@ -2020,7 +2023,8 @@ public final class SdpConnection {
             fc.onHandshake(false, bufs);
             postReceiveLocked(buf);
             int ctrl = ctrlSlotOffset();
-            negotiated = chosen == FlowControlScheme.PACKETIZED ? 0 : validCapabilities(hello.capabilities() & offeredCapabilities());
+            negotiated = chosen == FlowControlScheme.PACKETIZED ? hello.capabilities() & FlowControlScheme.CAPABILITY_RING_INLINE
+                : validCapabilities(hello.capabilities() & offeredCapabilities());
             peerMaxAdverts = hello.maxAdverts();
             HelloAck helloAck = new HelloAck().wrap(bsdh.buffer(), ctrl).put(ownMaxAdverts(), bufferBytes,
                 hello.ipVersion() == 6 ? 6 : 4, negotiated | chosen.capabilityBit());
@@ -2191,7 +2195,9 @@ public final class SdpConnection {
      */
     private boolean inlineRunLocked() {
         long n = streamWritten - streamPosted;
-        return n > 0 && n <= maxInline - RingMessages.RING_DATA_LENGTH && streamAnnounced == streamPosted
+        // maxInline <= 256 <= every peer's receive buffer (BUFFER_BYTES_MIN), so the RingData always fits one
+        return n > 0 && (negotiated & FlowControlScheme.CAPABILITY_RING_INLINE) != 0
+            && n <= maxInline - RingMessages.RING_DATA_LENGTH && streamAnnounced == streamPosted
             && notePosted == noteCompleted && n <= ring.ringSpace() && dataMayMoveLocked()
             && fc.canSend(FlowControl.DATA, posted, lastRecvMseq);
     }

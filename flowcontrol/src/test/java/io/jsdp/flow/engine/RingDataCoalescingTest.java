@@ -38,7 +38,7 @@ class RingDataCoalescingTest {
     void writesMadeWhileARingDataIsInFlightAreAnnouncedTogetherWithoutAFurtherCallOfTheWriter() throws Exception {
         try (SdpPair p = SdpPair.open(options(), options())) {
             assertEquals(FlowControlScheme.PACKETIZED, p.a.flowControlScheme());
-            p.deviceA.faults().operationDelayNs(TimeUnit.MILLISECONDS.toNanos(20));
+            p.deviceA.faults().operationDelayNs(TimeUnit.MILLISECONDS.toNanos(100));
             long before = notes(p.a);
             for (int i = 0; i < WRITES; i++) {
                 // each write is taken whole at once: the send ring has room for all of them
@@ -62,7 +62,10 @@ class RingDataCoalescingTest {
                 assertEquals((byte) 9, all.get(i * 10 + 9));
             }
             long notes = notes(p.a) - before;
-            assertEquals(2, notes, WRITES + " writes: the first announced at once, the rest together when it completed");
+            // 2 when the loop ran within one delayed RingData (the usual case); a writer descheduled for longer
+            // than the delay sees the second RingData go mid-loop, and a third announce the rest
+            assertTrue(notes >= 2 && notes <= 3, notes + " RingData for " + WRITES
+                + " writes: the first announced at once, the rest together when it completed");
             p.deviceA.faults().clear();
         }
     }

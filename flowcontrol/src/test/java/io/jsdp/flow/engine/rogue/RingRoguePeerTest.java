@@ -57,15 +57,21 @@ class RingRoguePeerTest {
     }
 
     private static Ring packetizedActive(RogueBench b, int rkeyXor) throws Exception {
+        return packetizedActive(b, rkeyXor, false);
+    }
+
+    /** As above; {@code inline}: the rogue's Hello also offers runs carried inside RingData. */
+    private static Ring packetizedActive(RogueBench b, int rkeyXor, boolean inline) throws Exception {
         RoguePeer r = RoguePeer.connect(b.pdR, b.listenerE.localAddress(), new RoguePeer.Options().ringBytes(ROGUE_RING));
+        int asked = PACKETIZED | (inline ? FlowControlScheme.CAPABILITY_RING_INLINE : 0);
         try {
-            r.sendValid(r.hello(PACKETIZED, r.ringRkey() ^ rkeyXor, ROGUE_RING));
+            r.sendValid(r.hello(asked, r.ringRkey() ^ rkeyXor, ROGUE_RING));
             RoguePeer.Message ack = r.receive(OUTCOME_NS);
             if (ack == null || ack.mid() != MessageId.HELLO_ACK) {
                 throw new AssertionError("expected a HelloAck, got " + ack);
             }
             HelloAck h = new HelloAck().wrap(ByteBuffer.wrap(ack.bytes()).order(ByteOrder.BIG_ENDIAN), 0);
-            assertEquals(PACKETIZED, h.capabilities(), "the engine agreed to packetized");
+            assertEquals(asked, h.capabilities(), "the engine agreed to packetized (and inline runs when offered)");
             SdpConnection engine = b.acceptEngine();
             assertEquals(FlowControlScheme.PACKETIZED, engine.flowControlScheme());
             return new Ring(new Attack(r, engine, null), h.ringAddress(), h.ringRkey(), (int) h.ringBytes());
@@ -105,6 +111,7 @@ class RingRoguePeerTest {
             Blocking.writeFully(g.engine(), ByteBuffer.wrap(new byte[] {1, 2, 3}));
             RoguePeer.Message note = g.rogue().receiveSkippingCreditUpdates(OUTCOME_NS);
             assertEquals(MessageId.RING_DATA, note.mid(), "the engine tells where it wrote: " + note);
+            assertEquals(28, note.bytes().length, "a peer that did not offer inline runs gets the run by WRITE: " + note);
             ByteBuffer n = ByteBuffer.wrap(note.bytes()).order(ByteOrder.BIG_ENDIAN);
             assertEquals(0, n.getInt(16), "offset");
             assertEquals(3, n.getInt(20), "length");
@@ -115,7 +122,7 @@ class RingRoguePeerTest {
 
     @Test
     void engineReadsARunCarriedInlineInTheRingDataAndSendsShortRunsSoItself() throws Exception {
-        try (RogueBench b = bench(FlowControlScheme.PACKETIZED); Ring g = packetizedActive(b, 0)) {
+        try (RogueBench b = bench(FlowControlScheme.PACKETIZED); Ring g = packetizedActive(b, 0, true)) {
             byte[] first = "by WRITE".getBytes(StandardCharsets.US_ASCII);
             byte[] second = "inline, wrapping nothing".getBytes(StandardCharsets.US_ASCII);
             assertEquals(WcStatus.SUCCESS, g.rogue().rdmaWrite(g.address(), g.rkey(), first));
@@ -139,9 +146,18 @@ class RingRoguePeerTest {
 
     @Test
     void abortsConnectionOnRingDataWhoseInlineBytesDisagreeWithItsLengthAndRecordsFfdc() throws Exception {
-        try (RogueBench b = bench(FlowControlScheme.PACKETIZED); Ring g = packetizedActive(b, 0)) {
+        try (RogueBench b = bench(FlowControlScheme.PACKETIZED); Ring g = packetizedActive(b, 0, true)) {
             Attack a = g.attack();
             a.raw(g.rogue().ringData(0, 10, 0, new byte[4]));
+            expectAbort(b, a, Violation.LENGTH_MISMATCH);
+        }
+    }
+
+    @Test
+    void abortsConnectionOnAnInlineRunFromAPeerThatDidNotNegotiateThemAndRecordsFfdc() throws Exception {
+        try (RogueBench b = bench(FlowControlScheme.PACKETIZED); Ring g = packetizedActive(b, 0, false)) {
+            Attack a = g.attack();
+            a.raw(g.rogue().ringData(0, 4, 0, new byte[4]));
             expectAbort(b, a, Violation.LENGTH_MISMATCH);
         }
     }
