@@ -46,8 +46,8 @@ public abstract class CreditAccountedFlowControl implements FlowControl {
     }
 
     @Override
-    public final int peerCredits(int lastReceivedMseq) {
-        return credit.peerCredits(lastReceivedMseq);
+    public final int peerCredits() {
+        return credit.peerCredits();
     }
 
     @Override

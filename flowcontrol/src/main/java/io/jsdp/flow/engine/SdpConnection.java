@@ -2632,13 +2632,14 @@ public final class SdpConnection {
     }
 
     /**
-     * Whether the peer may have had data it had not sent yet when it vanished: it was out of credit
-     * (fewer than the two a Data message needs, as far as our messages told it), or — packetized — our
-     * ring still held unread bytes, so it may have been out of ring space. Its DisConn settles it: after
-     * one, nothing more was to come.
+     * Whether the peer may have had data it had not sent yet when it vanished: its latest message left it
+     * out of credit (fewer than the two a Data message needs) as far as it knew — credits we advertised
+     * after it do not count, as the peer may have died before it saw them, or after it posted data they
+     * allowed that died with it — or, packetized, our ring still held unread bytes, so it may have been
+     * out of ring space. Its DisConn settles it: after one, nothing more was to come.
      */
     private boolean peerMayHaveHeldDataLocked() {
-        return fc.peerCredits(lastRecvMseq) < 2 || ring != null && ring.unread() > 0;
+        return fc.peerCredits() < 2 || ring != null && ring.unread() > 0;
     }
 
     /**
