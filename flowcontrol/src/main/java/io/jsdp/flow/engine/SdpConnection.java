@@ -1811,7 +1811,9 @@ public final class SdpConnection {
                     return;
                 }
                 postReceiveLocked(buf);
-                if (!resetAfterUnreadLocked("AbortConn from the peer")) {
+                if (disconnReceived && state == State.ESTABLISHED) {
+                    peerGoneLocked("AbortConn from the peer after its DisConn"); // a RST after the FIN
+                } else if (!resetAfterUnreadLocked("AbortConn from the peer")) {
                     failLocked(Failure.RESET_BY_PEER, "AbortConn from the peer", false, true);
                 }
             }
@@ -2593,6 +2595,10 @@ public final class SdpConnection {
         if (state == State.FINISHED) {
             return;
         }
+        if (disconnReceived && state == State.ESTABLISHED) {
+            peerGoneLocked("disconnected by the peer after its DisConn, before ours"); // its stream had ended
+            return;
+        }
         // A dead peer's queue pair flushed ours before this event (the completions taken above decided
         // then); a peer that disconnects without DisConn while ours still runs is alive and aborted — its
         // AbortConn, best effort, was lost — so this is a reset, never an EOF that would end a cut stream.
@@ -2605,30 +2611,46 @@ public final class SdpConnection {
 
     /**
      * A peer that vanished (its queue pair flushed ours, or it disconnected without DisConn) after it had
-     * read everything we sent: as TCP, whose kernel closes a dead process's sockets with a FIN then, the
-     * connection ends like a half-close from the peer — reads give what arrived, then EOF — and writes
-     * fail with a reset. It read everything when nothing of ours waits to be sent, the peer's latest
-     * message acknowledged our latest Data, and it had all its receive buffers posted then.
+     * read everything we sent, or after its DisConn: as TCP, whose kernel closes a dead process's sockets
+     * with a FIN then, the connection ends like a half-close from the peer — reads give what arrived, then
+     * EOF — and writes fail with a reset. It read everything when nothing of ours waits to be sent, the
+     * peer's latest message acknowledged our latest Data, and it had all its receive buffers posted then.
      *
      * @return true when the connection was ended this way; false when it must fail as a reset
      */
     private boolean peerGoneIfEverythingReadLocked(String why) {
-        boolean readEverything = state == State.ESTABLISHED && allDataPostedLocked() && (ring == null || ring.peerConsumedAll())
+        if (state != State.ESTABLISHED) {
+            return false;
+        }
+        if (disconnReceived) {
+            // its stream had ended: what it had not read of ours is lost, as after a FIN then a RST
+            peerGoneLocked("the peer went away after its DisConn (" + why + ")");
+            return true;
+        }
+        boolean readEverything = allDataPostedLocked() && (ring == null || ring.peerConsumedAll())
             && (large == null || large.remoteBytes() == 0)
             && (lastDataMseq < 0 || lastPeerAck - lastDataMseq >= 0) && lastPeerBufs >= peerCapacity && peerCapacity > 0;
-        if (!readEverything || !disconnReceived && peerMayHaveHeldDataLocked()) {
+        if (!readEverything || peerMayHaveHeldDataLocked()) {
             // data lost with the peer's process must not look like the end of its stream
             return resetAfterUnreadLocked("the peer went away (" + why + ")");
         }
+        peerGoneLocked("the peer went away after reading everything (" + why + ")");
+        return true;
+    }
+
+    /**
+     * Ends the connection as a half-close from a peer that is gone (Linux TCP after a FIN, or a FIN then
+     * a RST): reads give what arrived, then EOF; writes fail with a reset.
+     */
+    private void peerGoneLocked(String why) {
         peerGone = true;
         disconnReceived = true;
         failure = Failure.RESET_BY_PEER;
-        failureDetail = "the peer went away after reading everything (" + why + "): reads end, writes are reset";
+        failureDetail = why + ": reads end, writes are reset";
         Ffdc.capture("sdp", "connection.PEER_GONE", "connection " + connectionId + " " + failureDetail, snapshotLocked());
         transition(State.FINISHED);
         cancelTimersLocked();
         maybeReleaseLocked();
-        return true;
     }
 
     /**
