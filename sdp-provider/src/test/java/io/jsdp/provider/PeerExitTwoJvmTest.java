@@ -138,6 +138,25 @@ class PeerExitTwoJvmTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"jdk", "jsdp"})
+    void aPeerThatExitsWithAnIdleConnectionOpenEndsAtOnceWithEof(String kind) throws Exception {
+        // jsdp: zero copy with SinkAvail is negotiated (the provider's default); an idle connection has
+        // nothing to deliver, so the exit drain must not wait out jsdp.exitDrainMs (10 s)
+        try (PeerJvm peer = new PeerJvm(kind); SocketChannel c = connectTo(peer, kind)) {
+            peer.send("WRITE 0 1000");
+            readFully(c, ByteBuffer.allocate(1000), 1000);
+            assertEquals("1000", peer.answer("WRITE"));
+            long t0 = System.nanoTime();
+            peer.send("EXIT");
+            peer.answer("EXIT");
+            assertEquals(0, peer.awaitExit(), "the peer's exit value");
+            long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+            assertEquals(-1, c.read(ByteBuffer.allocate(1)), "EOF: the connection the peer left open ends as TCP's");
+            assertTrue(ms < 5_000, kind + " peer took " + ms + " ms to exit with an idle connection open");
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"jdk", "jsdp"})
     void aPeerThatClosesWithLingerZeroAndExitsResetsTheConnection(String kind) throws Exception {
         String r = run(kind, 100_000, 100_000, "System.exit", "LINGER 0 0", "CLOSE 0", "EXIT");
         System.out.println(kind + " linger 0: " + r);

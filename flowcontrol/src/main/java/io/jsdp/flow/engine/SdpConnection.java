@@ -2716,7 +2716,7 @@ public final class SdpConnection {
             return disconnSendDone;
         }
         return allDataPostedLocked() && slotCompleted == slotPosted && noteCompleted == notePosted
-            && (large == null || !large.hasPendingOutput());
+            && (large == null || !large.hasUndeliveredOutput());
     }
 
     /**
