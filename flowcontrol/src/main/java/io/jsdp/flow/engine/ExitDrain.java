@@ -66,8 +66,20 @@ final class ExitDrain {
         STACKS.remove(stack);
     }
 
+    /**
+     * {@link #EXIT_DRAIN_MS_PROP}, read with the other SDP engine properties ({@link SdpOptions}): a stack
+     * asks for it when it opens, so a bad value fails there, not silently inside the shutdown hook.
+     *
+     * @return the bound in ms
+     * @throws ExceptionInInitializerError (caused by an {@link IllegalArgumentException} naming the
+     *     property) when an engine property is bad, as for the others
+     */
+    static long configuredMs() {
+        return SdpOptions.SYSTEM_EXIT_DRAIN_MS;
+    }
+
     private static void drain() {
-        drain(SdpOptions.longProp(EXIT_DRAIN_MS_PROP, EXIT_DRAIN_MS_DEFAULT, 0, TimeUnit.HOURS.toMillis(1)));
+        drain(configuredMs());
     }
 
     /**
