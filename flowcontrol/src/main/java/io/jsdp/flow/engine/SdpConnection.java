@@ -705,6 +705,12 @@ public final class SdpConnection {
         int copied = 0;
         while ((remoteAtHead || unreadHead != unreadTail) && dst.hasRemaining()) {
             if (remoteAtHead) {
+                if (peerGone) {
+                    // the rest of the stream is in the memory of a peer that reset or vanished: no READ can fetch it
+                    failLocked(Failure.RESET_BY_PEER, "the peer went away with " + large.remoteBytes()
+                        + " bytes of its SrcAvail not read yet (" + failureDetail + ")", false, true);
+                    break;
+                }
                 int r = readRemoteLocked(dst);
                 if (r < 0) {
                     break; // failed meanwhile: the FIFO is gone
@@ -1609,6 +1615,12 @@ public final class SdpConnection {
             return;
         }
         if (kind == KIND_ZCOPY && large != null && state != State.FAILED && large.onCompletion(wc.wrId() & INDEX_MASK, wc)) {
+            return;
+        }
+        if (kind == KIND_ZCOPY && !wc.isSuccess() && state == State.FINISHED && peerGone && remoteAtHead) {
+            // a READ from a peer that went away meanwhile failed: the reader waiting for it gets the reset now
+            failLocked(Failure.RESET_BY_PEER, "RDMA READ " + wc.status() + " after the peer went away (" + failureDetail + ")",
+                false, true);
             return;
         }
         if (!wc.isSuccess()) {
