@@ -2669,11 +2669,12 @@ public final class SdpConnection {
      * Whether the peer may have had data it had not sent yet when it vanished: its latest message left it
      * out of credit (fewer than the two a Data message needs) as far as it knew — credits we advertised
      * after it do not count, as the peer may have died before it saw them, or after it posted data they
-     * allowed that died with it — or, packetized, our ring still held unread bytes, so it may have been
-     * out of ring space. Its DisConn settles it: after one, nothing more was to come.
+     * allowed that died with it — or, packetized, our ring was full as far as that message's
+     * acknowledgement told it, so it may have been out of ring space. Its DisConn settles it: after one,
+     * nothing more was to come.
      */
     private boolean peerMayHaveHeldDataLocked() {
-        return fc.peerCredits() < 2 || ring != null && ring.unread() > 0;
+        return fc.peerCredits() < 2 || ring != null && ring.peerMayBeOutOfRing();
     }
 
     /**
