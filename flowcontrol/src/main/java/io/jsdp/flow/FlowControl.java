@@ -137,12 +137,13 @@ public interface FlowControl {
     String describe();
 
     /**
-     * What the peer may still send us as far as our messages told it: the {@code bufs} we last advertised
-     * less the peer's messages that arrived since. Below two (a Data message's price) the peer may have
-     * been holding data for lack of credit.
+     * The credits the peer had, as far as it knew, right after its latest message: what our messages up
+     * to that message's {@code mseq_ack} gave it, less its messages since. Below two (a Data message's
+     * price) the peer may have been holding data for lack of credit, whatever we advertised after: it may
+     * never have seen that advertisement, or its answer may be lost (a peer that died).
      *
-     * @param lastReceivedMseq the last sequence number received
-     * @return the peer's credits as this side knows them
+     * @return the peer's own count of its credits after its latest message; large before its first
+     *     message after the handshake (which gives it at least three)
      */
-    int peerCredits(int lastReceivedMseq);
+    int peerCredits();
 }

@@ -73,6 +73,11 @@ final class SinkAvailWriter {
         return true;
     }
 
+    /** A WRITE waits for credits or runs, or a SinkCancelAck is owed: what {@link #hasPendingOutput()} keeps armed for. */
+    boolean hasUndeliveredOutput() {
+        return holdsOutput() || books.ackDue();
+    }
+
     /**
      * Starts writing {@code src} into the oldest pending advertisement.
      *

@@ -64,6 +64,12 @@ final class ZeroCopyConnection implements LargeTransfers {
     }
 
     @Override
+    public boolean hasUndeliveredOutput() {
+        return source.hasPendingOutput() || source.holdsOutput() || sink.hasPendingOutput()
+            || sinkReader != null && (sinkReader.hasPendingOutput() || sinkWriter.hasUndeliveredOutput());
+    }
+
+    @Override
     public void transmit() {
         sink.transmit(); // reports free the peer's writer: first
         if (sinkReader != null) {

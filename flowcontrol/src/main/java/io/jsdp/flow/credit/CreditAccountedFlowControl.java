@@ -33,11 +33,32 @@ public abstract class CreditAccountedFlowControl implements FlowControl {
     @Override
     public final void onSend(int mseq, int bufs, int mseqAck) {
         credit.onSend(mseq, bufs, mseqAck);
+        sent(mseq);
     }
 
     @Override
     public final Violation onReceive(int mseq, int mseqAck, int bufs, boolean creditUpdate, int nextMseq) {
-        return credit.onReceive(mseq, mseqAck, bufs, creditUpdate, nextMseq);
+        Violation v = credit.onReceive(mseq, mseqAck, bufs, creditUpdate, nextMseq);
+        if (v == null) {
+            received(mseqAck);
+        }
+        return v;
+    }
+
+    /**
+     * A message of ours was accounted for; a subclass may note what it told the peer.
+     *
+     * @param mseq its sequence number
+     */
+    protected void sent(int mseq) {
+    }
+
+    /**
+     * A valid peer message arrived.
+     *
+     * @param mseqAck the last of our messages it had received
+     */
+    protected void received(int mseqAck) {
     }
 
     @Override
@@ -46,8 +67,8 @@ public abstract class CreditAccountedFlowControl implements FlowControl {
     }
 
     @Override
-    public final int peerCredits(int lastReceivedMseq) {
-        return credit.peerCredits(lastReceivedMseq);
+    public final int peerCredits() {
+        return credit.peerCredits();
     }
 
     @Override

@@ -54,6 +54,8 @@ public final class CreditFlowControl implements FlowControl {
     private int lastSentAck;
     /** The peer's last message left it fewer than two credits: tell it about our buffers. */
     private boolean peerStarving;
+    /** The peer's credits as it counted them after its latest message (not raised by what we sent since). */
+    private int peerOwnCredits = Integer.MAX_VALUE;
     private final boolean checksPeerCredits;
 
     /** Credit-based flow control that checks every peer message against the peer's credits. */
@@ -140,6 +142,7 @@ public final class CreditFlowControl implements FlowControl {
         peerAck = mseqAck;
         credits = mseqAck - nextMseq + 1 + bufs;
         peerStarving = creditsBefore - 1 < 2;
+        peerOwnCredits = creditsBefore - 1;
         return null;
     }
 
@@ -154,8 +157,8 @@ public final class CreditFlowControl implements FlowControl {
     }
 
     @Override
-    public int peerCredits(int lastReceivedMseq) {
-        return peerView(lastReceivedMseq);
+    public int peerCredits() {
+        return peerOwnCredits;
     }
 
     @Override
@@ -167,6 +170,6 @@ public final class CreditFlowControl implements FlowControl {
     public String describe() {
         return "credits=" + credits + " peerAck=" + peerAck + " lastSentBufs=" + lastSentBufs
             + " lastSentAck=" + lastSentAck
-            + " peerStarving=" + peerStarving;
+            + " peerStarving=" + peerStarving + " peerOwnCredits=" + peerOwnCredits;
     }
 }

@@ -318,6 +318,16 @@ public interface LargeTransfers {
      */
     boolean hasPendingOutput();
 
+    /**
+     * Whether output of ours has still to reach the peer: a message or advertisement waiting for
+     * credits, an advertised buffer the peer has not read yet, an RDMA WRITE not completed, an answer
+     * owed. Unlike {@link #hasPendingOutput()}, which also stays true to keep the queue armed for what
+     * the peer may do, this is false on an idle connection: the exit drain waits for it.
+     *
+     * @return true while something of ours is not delivered
+     */
+    boolean hasUndeliveredOutput();
+
     /** Sends what may go now; the engine calls it after its own Data went. */
     void transmit();
 

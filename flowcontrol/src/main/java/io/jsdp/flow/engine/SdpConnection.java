@@ -706,6 +706,12 @@ public final class SdpConnection {
         int copied = 0;
         while ((remoteAtHead || unreadHead != unreadTail) && dst.hasRemaining()) {
             if (remoteAtHead) {
+                if (peerGone) {
+                    // the rest of the stream is in the memory of a peer that reset or vanished: no READ can fetch it
+                    failLocked(Failure.RESET_BY_PEER, "the peer went away with " + large.remoteBytes()
+                        + " bytes of its SrcAvail not read yet (" + failureDetail + ")", false, true);
+                    break;
+                }
                 int r = readRemoteLocked(dst);
                 if (r < 0) {
                     break; // failed meanwhile: the FIFO is gone
@@ -1612,6 +1618,12 @@ public final class SdpConnection {
         if (kind == KIND_ZCOPY && large != null && state != State.FAILED && large.onCompletion(wc.wrId() & INDEX_MASK, wc)) {
             return;
         }
+        if (kind == KIND_ZCOPY && !wc.isSuccess() && state == State.FINISHED && peerGone && remoteAtHead) {
+            // a READ from a peer that went away meanwhile failed: the reader waiting for it gets the reset now
+            failLocked(Failure.RESET_BY_PEER, "RDMA READ " + wc.status() + " after the peer went away (" + failureDetail + ")",
+                false, true);
+            return;
+        }
         if (!wc.isSuccess()) {
             if (state != State.FAILED && state != State.FINISHED) {
                 String why = "send completion " + wc.status() + " (" + kindName(kind) + ")";
@@ -1812,7 +1824,9 @@ public final class SdpConnection {
                     return;
                 }
                 postReceiveLocked(buf);
-                if (!resetAfterUnreadLocked("AbortConn from the peer")) {
+                if (disconnReceived && state == State.ESTABLISHED) {
+                    peerGoneLocked("AbortConn from the peer after its DisConn"); // a RST after the FIN
+                } else if (!resetAfterUnreadLocked("AbortConn from the peer")) {
                     failLocked(Failure.RESET_BY_PEER, "AbortConn from the peer", false, true);
                 }
             }
@@ -2599,6 +2613,10 @@ public final class SdpConnection {
         if (state == State.FINISHED) {
             return;
         }
+        if (disconnReceived && state == State.ESTABLISHED) {
+            peerGoneLocked("disconnected by the peer after its DisConn, before ours"); // its stream had ended
+            return;
+        }
         // A dead peer's queue pair flushed ours before this event (the completions taken above decided
         // then); a peer that disconnects without DisConn while ours still runs is alive and aborted — its
         // AbortConn, best effort, was lost — so this is a reset, never an EOF that would end a cut stream.
@@ -2611,40 +2629,58 @@ public final class SdpConnection {
 
     /**
      * A peer that vanished (its queue pair flushed ours, or it disconnected without DisConn) after it had
-     * read everything we sent: as TCP, whose kernel closes a dead process's sockets with a FIN then, the
-     * connection ends like a half-close from the peer — reads give what arrived, then EOF — and writes
-     * fail with a reset. It read everything when nothing of ours waits to be sent, the peer's latest
-     * message acknowledged our latest Data, and it had all its receive buffers posted then.
+     * read everything we sent, or after its DisConn: as TCP, whose kernel closes a dead process's sockets
+     * with a FIN then, the connection ends like a half-close from the peer — reads give what arrived, then
+     * EOF — and writes fail with a reset. It read everything when nothing of ours waits to be sent, the
+     * peer's latest message acknowledged our latest Data, and it had all its receive buffers posted then.
      *
      * @return true when the connection was ended this way; false when it must fail as a reset
      */
     private boolean peerGoneIfEverythingReadLocked(String why) {
-        boolean readEverything = state == State.ESTABLISHED && allDataPostedLocked() && (ring == null || ring.peerConsumedAll())
+        if (state != State.ESTABLISHED) {
+            return false;
+        }
+        if (disconnReceived) {
+            // its stream had ended: what it had not read of ours is lost, as after a FIN then a RST
+            peerGoneLocked("the peer went away after its DisConn (" + why + ")");
+            return true;
+        }
+        boolean readEverything = allDataPostedLocked() && (ring == null || ring.peerConsumedAll())
             && (large == null || large.remoteBytes() == 0)
             && (lastDataMseq < 0 || lastPeerAck - lastDataMseq >= 0) && lastPeerBufs >= peerCapacity && peerCapacity > 0;
-        if (!readEverything || !disconnReceived && peerMayHaveHeldDataLocked()) {
+        if (!readEverything || peerMayHaveHeldDataLocked()) {
             // data lost with the peer's process must not look like the end of its stream
             return resetAfterUnreadLocked("the peer went away (" + why + ")");
         }
-        peerGone = true;
-        disconnReceived = true;
-        failure = Failure.RESET_BY_PEER;
-        failureDetail = "the peer went away after reading everything (" + why + "): reads end, writes are reset";
-        Ffdc.capture("sdp", "connection.PEER_GONE", "connection " + connectionId + " " + failureDetail, snapshotLocked());
-        transition(State.FINISHED);
-        cancelTimersLocked();
-        maybeReleaseLocked();
+        peerGoneLocked("the peer went away after reading everything (" + why + ")");
         return true;
     }
 
     /**
-     * Whether the peer may have had data it had not sent yet when it vanished: it was out of credit
-     * (fewer than the two a Data message needs, as far as our messages told it), or — packetized — our
-     * ring still held unread bytes, so it may have been out of ring space. Its DisConn settles it: after
-     * one, nothing more was to come.
+     * Ends the connection as a half-close from a peer that is gone (Linux TCP after a FIN, or a FIN then
+     * a RST): reads give what arrived, then EOF; writes fail with a reset.
+     */
+    private void peerGoneLocked(String why) {
+        peerGone = true;
+        disconnReceived = true;
+        failure = Failure.RESET_BY_PEER;
+        failureDetail = why + ": reads end, writes are reset";
+        Ffdc.capture("sdp", "connection.PEER_GONE", "connection " + connectionId + " " + failureDetail, snapshotLocked());
+        transition(State.FINISHED);
+        cancelTimersLocked();
+        maybeReleaseLocked();
+    }
+
+    /**
+     * Whether the peer may have had data it had not sent yet when it vanished: its latest message left it
+     * out of credit (fewer than the two a Data message needs) as far as it knew — credits we advertised
+     * after it do not count, as the peer may have died before it saw them, or after it posted data they
+     * allowed that died with it — or, packetized, our ring was full as far as that message's
+     * acknowledgement told it, so it may have been out of ring space. Its DisConn settles it: after one,
+     * nothing more was to come.
      */
     private boolean peerMayHaveHeldDataLocked() {
-        return fc.peerCredits(lastRecvMseq) < 2 || ring != null && ring.unread() > 0;
+        return fc.peerCredits() < 2 || ring != null && ring.peerMayBeOutOfRing();
     }
 
     /**
@@ -2704,7 +2740,7 @@ public final class SdpConnection {
             return disconnSendDone;
         }
         return allDataPostedLocked() && slotCompleted == slotPosted && noteCompleted == notePosted
-            && (large == null || !large.hasPendingOutput());
+            && (large == null || !large.hasUndeliveredOutput());
     }
 
     /**

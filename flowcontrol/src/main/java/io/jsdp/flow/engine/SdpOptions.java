@@ -90,6 +90,9 @@ public final class SdpOptions {
     static final int SYSTEM_CONNECT_TIMEOUT_MS = intProp(CONNECT_TIMEOUT_MS_PROP, CONNECT_TIMEOUT_MS_DEFAULT, 1, Integer.MAX_VALUE);
     static final int SYSTEM_CLOSE_TIMEOUT_MS = intProp(CLOSE_TIMEOUT_MS_PROP, CLOSE_TIMEOUT_MS_DEFAULT, 1, Integer.MAX_VALUE);
     static final long SYSTEM_KEEPALIVE_TIME_MS = longProp(KEEPALIVE_TIME_MS_PROP, KEEPALIVE_TIME_MS_DEFAULT, 1, Long.MAX_VALUE / 2_000_000);
+    /** Read here, not at exit: a bad value fails at start-up, not silently inside the shutdown hook. */
+    static final long SYSTEM_EXIT_DRAIN_MS = longProp(ExitDrain.EXIT_DRAIN_MS_PROP, ExitDrain.EXIT_DRAIN_MS_DEFAULT, 0,
+        TimeUnit.HOURS.toMillis(1));
 
     static final int SYSTEM_ZCOPY_THRESHOLD = zcopyThresholdProp();
 

@@ -63,6 +63,7 @@ public final class SdpStack implements AutoCloseable {
     }
 
     private SdpStack(RdmaDevice device, boolean ownsDevice) throws VerbsException {
+        ExitDrain.configuredMs(); // a bad jsdp.exitDrainMs fails here, before anything is allocated
         this.device = device;
         this.ownsDevice = ownsDevice;
         this.pd = device.allocateProtectionDomain();

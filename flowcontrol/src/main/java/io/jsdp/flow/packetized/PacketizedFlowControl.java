@@ -46,6 +46,10 @@ public final class PacketizedFlowControl extends CreditAccountedFlowControl {
     private long written;
     private long consumed;
     private long advertised;
+    /** By our mseq: the consumed count the peer knows once it has that message (a power of two above MAX_BUFS). */
+    private final long[] toldConsumed = new long[8192];
+    /** The consumed count the peer knew when it sent its latest message. */
+    private long peerKnownConsumed;
 
     /** Packetized flow control; the ring sizes come with the handshake. */
     public PacketizedFlowControl() {
@@ -223,7 +227,30 @@ public final class PacketizedFlowControl extends CreditAccountedFlowControl {
         return (int) consumed;
     }
 
+    /**
+     * Whether the peer may have been holding data for lack of ring space: our ring was full as far as it
+     * knew when it sent its latest message (the consumed count of our messages up to its {@code mseq_ack};
+     * counts we sent after it do not count: the peer may never have seen them).
+     *
+     * @return true when the peer's latest view of our ring left it no room
+     */
+    public boolean peerMayBeOutOfRing() {
+        return written - peerKnownConsumed >= ringBytes;
+    }
+
     // ------------------------------------------------------------------ message accounting
+
+    @Override
+    protected void sent(int mseq) {
+        toldConsumed[mseq & (toldConsumed.length - 1)] = advertised;
+    }
+
+    @Override
+    protected void received(int mseqAck) {
+        if (mseqAck >= 0) {
+            peerKnownConsumed = toldConsumed[mseqAck & (toldConsumed.length - 1)];
+        }
+    }
 
 
 
@@ -234,6 +261,7 @@ public final class PacketizedFlowControl extends CreditAccountedFlowControl {
     @Override
     public String describe() {
         return credit.describe() + " peerRing=" + peerRingBytes + " tail=" + ringTail + " peerConsumed=" + peerConsumed
-            + " ring=" + ringBytes + " written=" + written + " consumed=" + consumed + " advertised=" + advertised;
+            + " ring=" + ringBytes + " written=" + written + " consumed=" + consumed + " advertised=" + advertised
+            + " peerKnownConsumed=" + peerKnownConsumed;
     }
 }

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -55,6 +57,27 @@ class ExitDrainTest {
             assertEquals(SdpConnection.EOF, r);
             assertEquals(taken, read, "every byte written, then EOF");
             assertTrue(p.a.awaitExitDrain(System.nanoTime() + WAIT_NS), p.a::snapshot);
+        }
+    }
+
+    @Test
+    void aPeerThatDoesNotReadDelaysOnlyItsOwnConnectionsDisConn() throws Exception {
+        try (SdpPair slow = SdpPair.open(new SdpOptions(), new SdpOptions());
+             SdpPair idle = SdpPair.open(new SdpOptions(), new SdpOptions())) {
+            int taken = slow.a.write(ByteBuffer.allocate(4 << 20)); // more than B's receive buffers; B never reads
+            assertTrue(taken > 0, "written: " + taken);
+            long boundMs = 3_000;
+            long t0 = System.nanoTime();
+            // as if both peers were in other processes: the drain watches both
+            Future<Integer> drain = TestThreads.POOL.submit(() -> ExitDrain.drain(List.of(slow.a, idle.a),
+                t0 + TimeUnit.MILLISECONDS.toNanos(boundMs), boundMs));
+            assertEquals(SdpConnection.EOF, Blocking.read(idle.b, ByteBuffer.allocate(1)), "the idle connection's DisConn");
+            long eofMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+            assertEquals(1, drain.get(boundMs * 3, TimeUnit.MILLISECONDS), "the slow connection is cut off at the bound");
+            long drainMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+            assertTrue(drainMs >= boundMs, "the drain waited " + drainMs + " ms for the slow peer");
+            assertTrue(eofMs < boundMs / 2, "the idle connection got its DisConn only after " + eofMs
+                + " ms: it waited for the slow peer");
         }
     }
 }
