@@ -2695,11 +2695,6 @@ public final class SdpConnection {
         if (state != State.ESTABLISHED || appClosed || inputShut || !hasUnreadLocked()) {
             return false;
         }
-        if (large != null && large.remoteBytes() > 0) {
-            // a zero-copy advertisement's remote part cannot be RDMA-read from a peer that reset or vanished,
-            // and the stream cannot go on past it: the reset comes at once (the caller fails the connection)
-            return false;
-        }
         peerGone = true;
         resetAfterUnread = true;
         disconnReceived = true;
