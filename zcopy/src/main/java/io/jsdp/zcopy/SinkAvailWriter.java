@@ -97,13 +97,18 @@ final class SinkAvailWriter {
         return true;
     }
 
-    /** The writer calls again: the bytes of a completed WRITE are its; 0 while the WRITE runs. */
+    /**
+     * The writer calls again: the bytes of a completed WRITE are its; 0 while the WRITE runs. A writer
+     * that broke the contract (another buffer, or a moved position) gets 0: what it counts must be what
+     * its buffer's position advanced over, as {@link SrcAvailSender} does.
+     */
     int write(ByteBuffer src) {
         if (state != DONE) {
             return 0;
         }
-        int n = len;
+        int n = 0;
         if (src == buffer && src.position() == start) {
+            n = len;
             src.position(start + n);
         }
         clear();
