@@ -84,7 +84,7 @@ final class SinkAvailWriter {
             || src.remaining() < Math.min(books.headBytes(), SrcAvailReceiver.MIN_READ_BYTES)) {
             return false; // a small write costs less as a copy; its Data voids the advertisement
         }
-        RegistrationCache.Entry e = zc.acquire(src);
+        RegistrationCache.Entry e = zc.acquire(src, 0); // the source of our WRITE: no remote access
         if (e == null) {
             return false;
         }

@@ -3,6 +3,7 @@ package io.jsdp.zcopy;
 import io.jsdp.flow.Violation;
 import io.jsdp.flow.engine.LargeTransfers;
 import io.jsdp.flow.wire.MessageId;
+import io.jsdp.verbs.Access;
 import java.nio.ByteBuffer;
 import java.util.concurrent.ScheduledFuture;
 
@@ -160,7 +161,7 @@ final class SrcAvailSender {
         if (maxInline < 0 || length <= 1) {
             return false;
         }
-        RegistrationCache.Entry e = zc.acquire(b);
+        RegistrationCache.Entry e = zc.acquire(b, Access.REMOTE_READ); // the peer reads it, never writes it
         if (e == null) {
             return false; // not registered: the engine copies
         }
