@@ -115,6 +115,11 @@ final class SinkAvailWriter {
         return n;
     }
 
+    /** A completed WRITE not yet taken by the writer. */
+    boolean done() {
+        return state == DONE;
+    }
+
     void transmit() {
         if (state == WAIT_POST) {
             if (!books.usable()) {
