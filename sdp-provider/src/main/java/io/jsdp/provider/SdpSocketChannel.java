@@ -1368,6 +1368,11 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         return writeLock;
     }
 
+    /** The state lock: tests hold it to stop a close before it reaches the connection. */
+    ReentrantLock stateLockForTest() {
+        return stateLock;
+    }
+
     /** The SDP connection, or null (not connected, or over TCP); not cleared by close. */
     SdpConnection sdpConnection() {
         stateLock.lock();
@@ -1526,7 +1531,9 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
      * interrupt, then closes); returning at once raced it, and on JDK 25 a blocking read now and then
      * returned 0 with the channel open and no exception. The JDK's channels likewise wait until closed.
      * Bounded: within begin/end every interrupt closes the channel (or finds it closed already), and the
-     * close does not wait for this thread's lock before it sets {@link #connectionClosed}.
+     * close does not wait for this thread's lock before it sets {@link #connectionClosed}. (On JDK 17 and
+     * 25 {@code end} cannot return before the interrupt's close has anyway: the interruptor runs under the
+     * thread's interrupt lock, which {@code end} takes; this wait does not rely on it.)
      */
     private void awaitInterruptClose() {
         Thread.currentThread().interrupt();
