@@ -704,6 +704,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     @Override
     public int read(ByteBuffer dst) throws IOException {
         Objects.requireNonNull(dst);
+        progressHandOversUnlocked();
         readLock.lock();
         try {
             SdpConnection c = sdpOrNull();
@@ -714,9 +715,6 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                     close(); // the JDK's channel closed itself; so does this one
                     throw e;
                 }
-            }
-            if (handedOver.get() != 0) {
-                progressHandOvers(c);
             }
             if (inputShut) {
                 return -1;
@@ -766,6 +764,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     @Override
     public long read(ByteBuffer[] dsts, int offset, int length) throws IOException {
         Objects.checkFromIndexSize(offset, length, dsts.length);
+        progressHandOversUnlocked();
         readLock.lock();
         try {
             SdpConnection c = sdpOrNull();
@@ -803,6 +802,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     @Override
     public int write(ByteBuffer src) throws IOException {
         Objects.requireNonNull(src);
+        progressHandOversUnlocked();
         writeLock.lock();
         try {
             SdpConnection c = sdpOrNull();
@@ -817,11 +817,8 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             if (outputShut) {
                 throw new ClosedChannelException();
             }
-            if (handedOver.get() != 0) {
-                progressHandOvers(c);
-                if (!handOvers.isEmpty()) {
-                    return 0; // the handed-over buffers go first (stream order); the channel is non-blocking
-                }
+            if (handedOver.get() != 0 && !handOvers.isEmpty()) {
+                return 0; // the handed-over buffers go first (stream order); the channel is non-blocking
             }
             boolean completed = false;
             boolean blocking = isBlocking(); // as the JDK: only blocking operations are interruptible
@@ -868,6 +865,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     @Override
     public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
         Objects.checkFromIndexSize(offset, length, srcs.length);
+        progressHandOversUnlocked();
         writeLock.lock();
         try {
             SdpConnection c = sdpOrNull();
@@ -998,6 +996,18 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             writeLock.unlock();
         }
         progressHandOvers(c);
+    }
+
+    /**
+     * A read or write lets the hand-overs progress before it takes its lock, so that {@code done} never
+     * runs under the read or write lock: a {@code done} that registers the channel (regLock) must not
+     * wait for a configureBlocking that holds regLock and waits for those locks. Nested calls (a
+     * gathering write's per-buffer writes) find the lock held and leave it to the outer call.
+     */
+    private void progressHandOversUnlocked() {
+        if (handedOver.get() != 0 && !readLock.isHeldByCurrentThread() && !writeLock.isHeldByCurrentThread()) {
+            progressHandOvers(sdpConnection());
+        }
     }
 
     /**

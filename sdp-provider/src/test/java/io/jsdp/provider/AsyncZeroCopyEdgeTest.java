@@ -191,13 +191,61 @@ class AsyncZeroCopyEdgeTest {
                     assertEquals(0, TestThreads.POOL.submit(() -> sel.selectNow()).get(10, TimeUnit.SECONDS).intValue(),
                         "the selection could not make progress: OP_WRITE masked");
                     assertEquals(0, done.get());
-                    assertEquals(0, c.read(ByteBuffer.allocate(16)), "nothing to read; the done runs here");
-                    assertEquals(1, done.get());
                 } finally {
                     writeLock.unlock();
                 }
+                // that thread goes on: it collects the finished buffer and runs its done (after unlocking)
+                assertEquals(0, c.read(ByteBuffer.allocate(16)), "nothing to read; the done runs here");
+                assertEquals(1, done.get());
                 Future<Integer> selected = TestThreads.POOL.submit(() -> sel.select(5_000));
                 assertEquals(1, selected.get(10, TimeUnit.SECONDS).intValue(), "OP_WRITE after the last done");
+            }
+            Sdp.free(b);
+        });
+    }
+
+    /**
+     * A {@code done} run by a read or write never holds the channel's read or write lock: here a write
+     * runs it, and it
+     * registers the channel with a selector (the channel's regLock) while another thread's
+     * configureBlocking holds regLock and waits for those locks — no deadlock (before reads and writes let
+     * the hand-overs progress ahead of their lock, the two waited for each other).
+     */
+    @Test
+    void aDoneRunByAWriteHoldsNoChannelLock() throws Exception {
+        pair((c, s) -> {
+            c.configureBlocking(false);
+            int size = THRESHOLD;
+            ByteBuffer b = Sdp.allocateDirect(size);
+            fill(b, 0, size);
+            try (Selector sel = JSDP.openSelector()) {
+                CountDownLatch inDone = new CountDownLatch(1);
+                CountDownLatch configuring = new CountDownLatch(1);
+                AtomicReference<Object> registered = new AtomicReference<>();
+                Sdp.writeZeroCopy(c, new ByteBuffer[] {b}, (x, f) -> {
+                    inDone.countDown();
+                    try {
+                        assertTrue(configuring.await(10, TimeUnit.SECONDS));
+                        Thread.sleep(50); // configureBlocking is inside regLock, waiting for the channel's locks if held
+                        registered.set(c.register(sel, SelectionKey.OP_READ));
+                    } catch (Exception e) {
+                        registered.set(e);
+                    }
+                });
+                assertEquals(size, readAndCheck(s, size, ByteBuffer.allocateDirect(size)));
+                await(() -> ((SdpSocketChannel) c).sdpStats().zeroCopyTransfers() >= 1, "the peer's RdmaRdCompl arrived");
+                Future<Integer> write = TestThreads.POOL.submit(() -> c.write(ByteBuffer.allocate(0))); // runs the done
+                assertTrue(inDone.await(10, TimeUnit.SECONDS));
+                Future<?> mode = TestThreads.POOL.submit(() -> {
+                    configuring.countDown();
+                    c.configureBlocking(true); // the last done has begun: nothing is handed over any more
+                    return null;
+                });
+                assertEquals(0, write.get(10, TimeUnit.SECONDS).intValue(), "the write (and its done) ended");
+                mode.get(10, TimeUnit.SECONDS);
+                assertTrue(c.isBlocking());
+                // the mode changed first, so the register in done was refused, as for any blocking channel
+                assertInstanceOf(java.nio.channels.IllegalBlockingModeException.class, registered.get());
             }
             Sdp.free(b);
         });
