@@ -142,9 +142,11 @@ public final class Sdp {
      * interest set is woken when the peer has finished, and the {@code done} calls run in its
      * {@code select} before {@code OP_WRITE} is reported ready. If the peer refuses zero copy (it reads
      * into a heap buffer) the rest of the buffer is copied into the send buffer before {@code done}. A
-     * close while buffers are advertised resets the connection first (as for a blocking zero-copy
-     * write), then {@code done} runs for each buffer not finished with an
-     * {@link java.nio.channels.AsynchronousCloseException}.
+     * close first collects the buffers the peer had finished ({@code done} without failure), then resets
+     * the connection if buffers are still advertised (as for a blocking zero-copy write), then runs
+     * {@code done} for each buffer not finished with an {@link java.nio.channels.AsynchronousCloseException}.
+     * An exception thrown by {@code done} goes to the running thread's uncaught-exception handler and
+     * disturbs neither the channel nor a selection ({@link ZeroCopyCompletion}).
      *
      * <p>Buffers must come from {@link #allocateDirect} (device memory, which peers in other processes
      * can read); buffers below the socket's zero-copy threshold, or with zero copy off, are copied into

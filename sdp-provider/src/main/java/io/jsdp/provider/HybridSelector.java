@@ -177,9 +177,12 @@ final class HybridSelector extends AbstractSelector {
                 boolean wait = false;
                 if (timeoutMs >= 0) {
                     blocking = true; // before the poll: a signal after it sees the flag and wakes the wait
-                    wait = pollSdp() == 0;
-                    if (!wait) {
-                        blocking = false;
+                    try {
+                        wait = pollSdp() == 0;
+                    } finally {
+                        if (!wait) {
+                            blocking = false; // also when the poll threw
+                        }
                     }
                 } else {
                     pollSdp();
@@ -238,7 +241,8 @@ final class HybridSelector extends AbstractSelector {
      * listener, interest change, registration, channel state change) and those found ready at the
      * last poll — readiness is level-triggered, so a key still ready is selected again without a new
      * event. A key found not ready leaves the list until it is signalled again. O(those keys), not
-     * O(all keys).
+     * O(all keys). Exception-safe: when a channel's poll throws, that key and the ones after it stay
+     * candidates and the list stays whole, so the next selection works (the exception propagates).
      *
      * @return the number of keys whose SDP side is ready for their interest
      */
@@ -258,19 +262,28 @@ final class HybridSelector extends AbstractSelector {
             k = next;
         }
         int kept = 0;
-        for (int i = 0; i < candidateCount; i++) {
-            HybridKey c = candidates[i];
-            candidates[i] = null;
-            SdpSelectable s = c.source;
-            int ops = s != null && c.isValid() ? s.nativeReadyOps() & c.interestOpsRaw() : 0;
-            if (ops == 0) {
-                c.candidate = false;
-                continue;
+        int i = 0;
+        try {
+            for (; i < candidateCount; i++) {
+                HybridKey c = candidates[i];
+                SdpSelectable s = c.source;
+                int ops = s != null && c.isValid() ? s.nativeReadyOps() & c.interestOpsRaw() : 0;
+                candidates[i] = null;
+                if (ops == 0) {
+                    c.candidate = false;
+                    continue;
+                }
+                addReady(c, ops);
+                candidates[kept++] = c;
             }
-            addReady(c, ops);
-            candidates[kept++] = c;
+        } finally {
+            for (int j = i; j < candidateCount; j++) { // a poll threw at i: keep it and the rest (kept <= j)
+                HybridKey c = candidates[j];
+                candidates[j] = null;
+                candidates[kept++] = c;
+            }
+            candidateCount = kept;
         }
-        candidateCount = kept;
         return kept;
     }
 

@@ -91,8 +91,13 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     /** The keys of the selectors the channel is registered with. */
     private final List<HybridSelector.HybridKey> selectorKeys = new CopyOnWriteArrayList<>();
     private boolean outputShut;
-    /** Set when the close of the channel starts (written by the closing thread, read by an interrupted waiter). */
+    /** Set when the close of the channel starts (written by the closing thread, read by writeZeroCopy). */
     private volatile boolean closing;
+    /**
+     * Set once the close reset or closed the SDP connection (written by the closing thread, read by an
+     * interrupted waiter): from then on the peer can no longer read or write a buffer the waiter holds.
+     */
+    private volatile boolean connectionClosed;
     /** The one socket adaptor, made on first use. */
     private Socket adaptor;
     /** A fallback started during a selection connected or failed at once: report OP_CONNECT until finishConnect. */
@@ -699,6 +704,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     @Override
     public int read(ByteBuffer dst) throws IOException {
         Objects.requireNonNull(dst);
+        progressHandOversUnlocked();
         readLock.lock();
         try {
             SdpConnection c = sdpOrNull();
@@ -709,9 +715,6 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                     close(); // the JDK's channel closed itself; so does this one
                     throw e;
                 }
-            }
-            if (handedOver.get() != 0) {
-                progressHandOvers(c);
             }
             if (inputShut) {
                 return -1;
@@ -761,6 +764,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     @Override
     public long read(ByteBuffer[] dsts, int offset, int length) throws IOException {
         Objects.checkFromIndexSize(offset, length, dsts.length);
+        progressHandOversUnlocked();
         readLock.lock();
         try {
             SdpConnection c = sdpOrNull();
@@ -798,6 +802,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     @Override
     public int write(ByteBuffer src) throws IOException {
         Objects.requireNonNull(src);
+        progressHandOversUnlocked();
         writeLock.lock();
         try {
             SdpConnection c = sdpOrNull();
@@ -812,11 +817,8 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             if (outputShut) {
                 throw new ClosedChannelException();
             }
-            if (handedOver.get() != 0) {
-                progressHandOvers(c);
-                if (!handOvers.isEmpty()) {
-                    return 0; // the handed-over buffers go first (stream order); the channel is non-blocking
-                }
+            if (handedOver.get() != 0 && !handOvers.isEmpty()) {
+                return 0; // the handed-over buffers go first (stream order); the channel is non-blocking
             }
             boolean completed = false;
             boolean blocking = isBlocking(); // as the JDK: only blocking operations are interruptible
@@ -863,6 +865,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     @Override
     public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
         Objects.checkFromIndexSize(offset, length, srcs.length);
+        progressHandOversUnlocked();
         writeLock.lock();
         try {
             SdpConnection c = sdpOrNull();
@@ -965,9 +968,6 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             if (isBlocking()) {
                 throw new IllegalBlockingModeException();
             }
-            if (outputShut) {
-                throw new ClosedChannelException();
-            }
             for (HandOver h : handOvers) {
                 for (ByteBuffer b : srcs) {
                     if (h.buffer == b) {
@@ -978,14 +978,36 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             if (c.state() == SdpConnection.State.FAILED) {
                 throw Exceptions.forTransfer(c.failure(), true);
             }
-            for (ByteBuffer b : srcs) {
-                handOvers.add(new HandOver(b, done));
-                handedOver.incrementAndGet();
+            stateLock.lock();
+            try {
+                // shutdownOutput checks handedOver under stateLock; a close that began fails the hand-overs
+                // once it has the write lock, which it takes after setting closing
+                if (outputShut || closing) {
+                    throw new ClosedChannelException();
+                }
+                for (ByteBuffer b : srcs) {
+                    handOvers.add(new HandOver(b, done));
+                    handedOver.incrementAndGet();
+                }
+            } finally {
+                stateLock.unlock();
             }
         } finally {
             writeLock.unlock();
         }
         progressHandOvers(c);
+    }
+
+    /**
+     * A read or write lets the hand-overs progress before it takes its lock, so that {@code done} never
+     * runs under the read or write lock: a {@code done} that registers the channel (regLock) must not
+     * wait for a configureBlocking that holds regLock and waits for those locks. Nested calls (a
+     * gathering write's per-buffer writes) find the lock held and leave it to the outer call.
+     */
+    private void progressHandOversUnlocked() {
+        if (handedOver.get() != 0 && !readLock.isHeldByCurrentThread() && !writeLock.isHeldByCurrentThread()) {
+            progressHandOvers(sdpConnection());
+        }
     }
 
     /**
@@ -1011,20 +1033,49 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             }
             long r = c.write(handOverBuffers, 0, n, SdpConnection.HOLDS_BUFFER);
             Arrays.fill(handOverBuffers, 0, n, null);
-            if (r == SdpConnection.FAILED) {
-                failHandOversLocked(Exceptions.forTransfer(c.failure(), true));
-            } else if (r >= 0) {
-                while (!handOvers.isEmpty() && !handOvers.peekFirst().buffer.hasRemaining()) {
-                    HandOver h = handOvers.pollFirst();
-                    synchronized (finished) {
-                        finished.addLast(h);
-                    }
-                }
-            } // CLOSED: the closing thread fails them once the connection is closed
+            if (r >= 0) {
+                collectFinishedLocked();
+            } else {
+                // FAILED, OUTPUT_SHUT (a shutdown the hand-overs raced), CLOSED: none of them will finish
+                failHandOversLocked(r == SdpConnection.FAILED ? Exceptions.forTransfer(c.failure(), true)
+                    : r == SdpConnection.CLOSED ? new AsynchronousCloseException() : new ClosedChannelException());
+            }
         } finally {
             writeLock.unlock();
         }
         deliverCompletions();
+    }
+
+    /** Moves the hand-overs the engine finished (position at limit), oldest first, to {@link #finished}; under writeLock. */
+    private void collectFinishedLocked() {
+        while (!handOvers.isEmpty() && !handOvers.peekFirst().buffer.hasRemaining()) {
+            HandOver h = handOvers.pollFirst();
+            synchronized (finished) {
+                finished.addLast(h);
+            }
+        }
+    }
+
+    /**
+     * The close, before it resets the connection: takes what the peer already finished (a SrcAvail it
+     * acknowledged, a SinkAvail WRITE that completed) so that their {@code done} reports success; starts
+     * nothing new. Under writeLock.
+     */
+    private void settleHandOversLocked(SdpConnection c) {
+        int n = handOvers.size();
+        if (n == 0) {
+            return;
+        }
+        if (handOverBuffers.length < n) {
+            handOverBuffers = new ByteBuffer[Math.max(n, 2 * handOverBuffers.length)];
+        }
+        int i = 0;
+        for (HandOver h : handOvers) {
+            handOverBuffers[i++] = h.buffer;
+        }
+        c.settle(handOverBuffers, 0, n);
+        Arrays.fill(handOverBuffers, 0, n, null);
+        collectFinishedLocked();
     }
 
     /** Ends every hand-over not finished with {@code failure}; under writeLock. */
@@ -1038,7 +1089,14 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         }
     }
 
-    /** Runs the {@code done} calls of finished hand-overs, in order, one thread at a time. */
+    /**
+     * Runs the {@code done} calls of finished hand-overs, in order, one thread at a time. A {@code done}
+     * that throws does not stop the others nor the caller (which may be a selection): the exception goes
+     * to the thread's uncaught-exception handler, as a {@code CompletionHandler}'s does in the JDK's
+     * channel groups. When the last hand-over is delivered, the selectors watching for OP_WRITE are told:
+     * a selection that polled while another thread held the write lock saw OP_WRITE masked, and the
+     * engine's readiness, which has not changed, would not signal it again.
+     */
     private void deliverCompletions() {
         synchronized (finished) {
             if (delivering || finished.isEmpty()) {
@@ -1055,17 +1113,43 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                     if (h == null) {
                         delivering = false;
                         clean = true;
-                        return;
+                        break;
                     }
                 }
-                handedOver.decrementAndGet();
-                h.done.completed(h.buffer, h.failure);
+                int left = handedOver.decrementAndGet();
+                try {
+                    h.done.completed(h.buffer, h.failure);
+                } catch (Throwable t) {
+                    doneThrew(t);
+                }
+                if (left == 0) {
+                    signalWritable();
+                }
             }
         } finally {
             if (!clean) {
                 synchronized (finished) {
-                    delivering = false; // a done call threw: the next progress delivers the rest
+                    delivering = false; // an Error in the handler itself: the next progress delivers the rest
                 }
+            }
+        }
+    }
+
+    /** A {@code done} call threw: the current thread's uncaught-exception handler gets it; nothing else changes. */
+    private static void doneThrew(Throwable t) {
+        Thread me = Thread.currentThread();
+        try {
+            me.getUncaughtExceptionHandler().uncaughtException(me, t);
+        } catch (Throwable ignored) {
+            // a handler that throws too: the exception is dropped, as the JDK drops the handler's
+        }
+    }
+
+    /** OP_WRITE may be ready now that no buffer is handed over: the selectors that watch for it poll the key again. */
+    private void signalWritable() {
+        for (HybridSelector.HybridKey k : selectorKeys) {
+            if (k.isValid() && (k.interestOpsRaw() & SelectionKey.OP_WRITE) != 0) {
+                k.wakeSelector();
             }
         }
     }
@@ -1106,7 +1190,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                 inputShut = true;
                 sdp.shutdownInput();
             } else {
-                if (handedOver.get() != 0) {
+                if (handedOver.get() != 0) { // writeZeroCopy hands over under stateLock too
                     throw new IllegalStateException("buffers handed over by writeZeroCopy are not finished yet");
                 }
                 outputShut = true;
@@ -1289,6 +1373,16 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
 
     // ------------------------------------------------------------------ for the socket adaptor and SdpSocketImpl
 
+    /** The write lock: tests hold it to stand for another thread's progress on the hand-overs. */
+    ReentrantLock writeLockForTest() {
+        return writeLock;
+    }
+
+    /** The state lock: tests hold it to stop a close before it reaches the connection. */
+    ReentrantLock stateLockForTest() {
+        return stateLock;
+    }
+
     /** The SDP connection, or null (not connected, or over TCP); not cleared by close. */
     SdpConnection sdpConnection() {
         stateLock.lock();
@@ -1401,7 +1495,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                     try {
                         c.await(SdpConnection.OP_READ, left);
                     } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
+                        awaitInterruptClose();
                         return 0; // end(false) throws ClosedByInterruptException
                     }
                 }
@@ -1440,15 +1534,20 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
 
     /**
      * After an interrupt woke a blocked SDP wait: keeps the interrupt status and waits until the close the
-     * interrupt causes has begun, so that {@code end} sees it and throws ClosedByInterruptException.
+     * interrupt causes has reset the connection, so that {@code end} sees it and throws
+     * ClosedByInterruptException — and so that the peer can no longer write a buffer this reader advertised
+     * (SinkAvail) or read one this writer advertised (SrcAvail) once the exception reaches the application.
      * {@link Thread#interrupt} wakes the thread before it runs the channel's interruptor (which records the
      * interrupt, then closes); returning at once raced it, and on JDK 25 a blocking read now and then
-     * returned 0 with the channel open and no exception. The JDK's channels likewise retry until closed.
-     * Bounded: within begin/end every interrupt closes the channel (or finds it closed already).
+     * returned 0 with the channel open and no exception. The JDK's channels likewise wait until closed.
+     * Bounded: within begin/end every interrupt closes the channel (or finds it closed already), and the
+     * close does not wait for this thread's lock before it sets {@link #connectionClosed}. (On JDK 17 and
+     * 25 {@code end} cannot return before the interrupt's close has anyway: the interruptor runs under the
+     * thread's interrupt lock, which {@code end} takes; this wait does not rely on it.)
      */
     private void awaitInterruptClose() {
         Thread.currentThread().interrupt();
-        while (!closing) {
+        while (!connectionClosed) {
             Thread.onSpinWait();
         }
     }
@@ -1472,7 +1571,22 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             stateLock.unlock();
         }
         if (c != null) {
-            c.close(); // wakes a parked reader or writer; linger 0 or unread data make it abortive
+            if (handedOver.get() != 0) {
+                // non-blocking (configureBlocking(true) is refused meanwhile), so no writer waits holding the lock
+                writeLock.lock();
+                try {
+                    settleHandOversLocked(c); // what the peer has succeeds
+                    c.close(); // resets the connection when advertisements are out
+                    failHandOversLocked(new AsynchronousCloseException()); // done on this thread, below
+                } finally {
+                    writeLock.unlock();
+                }
+            } else {
+                c.close(); // wakes a parked reader or writer; linger 0 or unread data make it abortive
+            }
+        }
+        connectionClosed = true; // an interrupted reader or writer may leave now
+        if (c != null) {
             if (isBlocking() && linger instanceof Integer seconds && seconds > 0) {
                 // SO_LINGER > 0 in blocking mode: close returns when the written data reached the peer,
                 // or after the linger time (the close then goes on in the background)
@@ -1487,8 +1601,10 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         if (t != null) {
             t.close();
         }
-        if (handedOver.get() != 0) {
-            // after c.close(): a transfer the peer could still read reset the connection (queue pair gone)
+        if (c != null) {
+            // after c.close(): a transfer the peer could still read reset the connection (queue pair gone).
+            // Taken whatever handedOver said: a writeZeroCopy that passed its open check hands over under
+            // the write lock, and one that comes later sees closing.
             writeLock.lock();
             try {
                 failHandOversLocked(new AsynchronousCloseException());
@@ -1499,18 +1615,34 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         }
     }
 
+    /**
+     * As the JDK's: takes the read and the write lock, so the mode never changes under a read or write —
+     * a blocking read that advertised its buffer (SinkAvail) keeps it until it returns or withdraws it,
+     * and {@link #writeZeroCopy}, which checks the mode under the write lock, never races a switch to
+     * blocking mode. A change waits for a blocked read or write to return, as with the JDK.
+     */
     @Override
     protected void implConfigureBlocking(boolean block) throws IOException {
-        if (block && handedOver.get() != 0) {
-            throw new IllegalBlockingModeException(); // buffers handed over by writeZeroCopy are not finished
-        }
-        stateLock.lock();
+        readLock.lock();
         try {
-            if (tcp != null) {
-                tcp.configureBlocking(block);
+            writeLock.lock();
+            try {
+                if (block && handedOver.get() != 0) {
+                    throw new IllegalBlockingModeException(); // buffers handed over by writeZeroCopy are not finished
+                }
+                stateLock.lock();
+                try {
+                    if (tcp != null) {
+                        tcp.configureBlocking(block);
+                    }
+                } finally {
+                    stateLock.unlock();
+                }
+            } finally {
+                writeLock.unlock();
             }
         } finally {
-            stateLock.unlock();
+            readLock.unlock();
         }
     }
 

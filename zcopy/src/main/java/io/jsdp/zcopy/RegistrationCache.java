@@ -1,5 +1,6 @@
 package io.jsdp.zcopy;
 
+import io.jsdp.verbs.Access;
 import io.jsdp.verbs.MemoryRegion;
 import io.jsdp.verbs.ProtectionDomain;
 import io.jsdp.verbs.VerbsException;
@@ -13,6 +14,12 @@ import java.util.List;
  * buffer: the device registers a buffer from index 0 to its capacity). Entries in use by a transfer
  * are never dropped; idle ones are dropped least recently used first while the registered bytes exceed
  * the budget, when their buffer is released ({@link #invalidate}), and all at {@link #close()}.
+ *
+ * <p>An entry serves only acquisitions asking for exactly its remote access: a buffer may have one
+ * entry per kind (local only, remote read, remote write). An entry with {@link Access#REMOTE_WRITE}
+ * (a SinkAvail advertisement) is dropped when its last user releases it, never kept idle: a peer that
+ * kept the rkey of an old advertisement must not be able to write into the buffer later, whatever the
+ * application uses it for then.
  *
  * <p>Not thread-safe: {@link ZeroCopy} calls it under its lock.
  */
@@ -30,6 +37,8 @@ final class RegistrationCache {
             this.region = region;
         }
     }
+
+    private static final int REMOTE = Access.REMOTE_READ | Access.REMOTE_WRITE | Access.REMOTE_ATOMIC;
 
     private final ProtectionDomain pd;
     private final long budgetBytes;
@@ -57,7 +66,8 @@ final class RegistrationCache {
     Entry acquire(ByteBuffer buffer, int access) throws VerbsException {
         for (int i = entries.size() - 1; i >= 0; i--) {
             Entry e = entries.get(i);
-            if (e.buffer == buffer && !e.invalid && (e.region.access() & access) == access) {
+            if (e.buffer == buffer && !e.invalid && (e.region.access() & REMOTE) == (access & REMOTE)
+                && (e.region.access() & access) == access) {
                 e.refs++;
                 e.lastUse = ++tick;
                 hits++;
@@ -78,16 +88,39 @@ final class RegistrationCache {
      * Gives an entry back.
      *
      * @param e the entry from {@link #acquire}
-     * @return true when this dropped an invalidated entry (its buffer may be freed now)
+     * @return true when this dropped the last registration of an invalidated buffer (it may be freed now)
      */
     boolean release(Entry e) {
         e.refs--;
         if (e.refs == 0 && e.invalid) {
             drop(e);
-            return true;
+            return !registered(e.buffer);
+        }
+        if (e.refs == 0 && (e.region.access() & Access.REMOTE_WRITE) != 0) {
+            drop(e); // not kept: see the class comment
+            return false;
         }
         evictIdle(0);
         return false;
+    }
+
+    private boolean registered(ByteBuffer buffer) {
+        for (Entry e : entries) {
+            if (e.buffer == buffer) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    int remoteWriteRegistrations() {
+        int n = 0;
+        for (Entry e : entries) {
+            if ((e.region.access() & Access.REMOTE_WRITE) != 0) {
+                n++;
+            }
+        }
+        return n;
     }
 
     /**

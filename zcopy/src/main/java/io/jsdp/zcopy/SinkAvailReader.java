@@ -3,6 +3,7 @@ package io.jsdp.zcopy;
 import io.jsdp.flow.Violation;
 import io.jsdp.flow.engine.LargeTransfers;
 import io.jsdp.flow.wire.MessageId;
+import io.jsdp.verbs.Access;
 import java.nio.ByteBuffer;
 import java.util.concurrent.ScheduledFuture;
 
@@ -13,8 +14,9 @@ import java.util.concurrent.ScheduledFuture;
  * into it and retires it with RdmaWrCompl, whose bytes the reader then takes. A stream message or the
  * peer's DisConn voids the advertisement (the peer will never write it, {@link SinkAvailSender}); a
  * reader that leaves earlier withdraws it with SinkAvailCancel and waits for SinkCancelAck, which must
- * come within {@code jsdp.zcopy.cancelTimeoutMs} or the connection is reset. Runs under the
- * connection's lock; allocates nothing on the data path.
+ * come within {@code jsdp.zcopy.cancelTimeoutMs} of the moment the cancel became due — also when no
+ * credit lets the cancel itself go — or the connection is reset. Runs under the connection's lock;
+ * allocates nothing on the data path.
  */
 final class SinkAvailReader {
     private static final byte NONE = 0;
@@ -35,7 +37,7 @@ final class SinkAvailReader {
     /** Bytes the peer wrote (RdmaWrCompl) and how many of them the reader took. */
     private int written;
     private int taken;
-    /** The reader leaves: a SinkAvailCancel must go (credits). */
+    /** The reader leaves: a SinkAvailCancel must go (credits); the cancel timer runs from then on. */
     private boolean cancelDue;
     private ScheduledFuture<?> cancelTimer;
     /** The input is shut: what the peer still writes is dropped. */
@@ -60,7 +62,7 @@ final class SinkAvailReader {
         if (threshold == 0 || !dst.isDirect() || dst.isReadOnly() || dst.remaining() < threshold || !zc.isDeviceMemory(dst)) {
             return; // the peer can reach only the stack's device memory, across processes too
         }
-        RegistrationCache.Entry e = zc.acquire(dst);
+        RegistrationCache.Entry e = zc.acquire(dst, Access.REMOTE_WRITE); // dropped once the advertisement ends
         if (e == null) {
             return;
         }
@@ -87,15 +89,26 @@ final class SinkAvailReader {
             }
         }
         if (cancelDue) {
-            if (state != ADVERTISED || books.cancelOutstanding()) {
-                cancelDue = false; // written, voided or answered meanwhile: nothing to cancel
+            if (state != ADVERTISED) {
+                cancelDue = false; // written or voided meanwhile: nothing to cancel
+                cancelTimer();
+            } else if (books.cancelOutstanding()) {
+                cancelDue = false; // one went already: its timer runs
             } else if (port.postControl(MessageId.SINK_AVAIL_CANCEL, 0) >= 0) {
                 cancelDue = false;
                 books.cancel();
-                cancels++;
-                cancelTimer = port.schedule(this::onCancelTimeout, zc.settings().cancelTimeoutNs());
+                cancels++; // the timer started when the cancel became due goes on: it bounds the wait for credits too
             }
         }
+    }
+
+    /** The reader leaves or the input ends with the buffer advertised: the cancel is due, and the timer starts now. */
+    private void cancelBecomesDue() {
+        cancelDue = true;
+        if (cancelTimer == null) {
+            cancelTimer = port.schedule(this::onCancelTimeout, zc.settings().cancelTimeoutNs());
+        }
+        transmit();
     }
 
     /**
@@ -138,9 +151,8 @@ final class SinkAvailReader {
         if (state != ADVERTISED) {
             return 0;
         }
-        if (!books.cancelOutstanding()) {
-            cancelDue = true;
-            transmit();
+        if (!books.cancelOutstanding() && !cancelDue) {
+            cancelBecomesDue();
         }
         return LargeTransfers.IN_PROGRESS;
     }
@@ -156,6 +168,9 @@ final class SinkAvailReader {
             state = NONE; // void, or never sent
             cancelDue = false;
             drop();
+        }
+        if (!books.cancelOutstanding()) {
+            cancelTimer(); // a cancel that never went is not needed any more
         }
     }
 
@@ -184,6 +199,9 @@ final class SinkAvailReader {
         }
         state = NONE;
         cancelDue = false;
+        if (!books.cancelOutstanding()) {
+            cancelTimer(); // a cancel that never went is not needed any more
+        }
         writes++;
         rdmaBytes += n;
         if (discarding) {
@@ -221,14 +239,18 @@ final class SinkAvailReader {
         if (state == WAIT_POST) {
             state = NONE;
             drop();
-        } else if (state == ADVERTISED && !books.cancelOutstanding()) {
-            cancelDue = true;
-            transmit();
+        } else if (state == ADVERTISED && !books.cancelOutstanding() && !cancelDue) {
+            cancelBecomesDue();
         }
     }
 
     private void onCancelTimeout() {
-        if (books.cancelOutstanding()) {
+        cancelTimer = null;
+        if (cancelDue && state == ADVERTISED) {
+            port.fail("zcopy.CANCEL_TIMEOUT", "no SinkCancelAck or RdmaWrCompl within "
+                + zc.settings().cancelTimeoutNs() / 1_000_000 + " ms of the SinkAvailCancel falling due, which no credit let go,"
+                + " for a SinkAvail of " + size + " bytes");
+        } else if (books.cancelOutstanding()) {
             port.fail("zcopy.CANCEL_TIMEOUT", "no SinkCancelAck or RdmaWrCompl within "
                 + zc.settings().cancelTimeoutNs() / 1_000_000 + " ms of SinkAvailCancel for a SinkAvail of " + size + " bytes");
         }

@@ -89,7 +89,7 @@ final class SinkAvailWriter {
             || src.remaining() < Math.min(books.headBytes(), SrcAvailReceiver.MIN_READ_BYTES)) {
             return false; // a small write costs less as a copy; its Data voids the advertisement
         }
-        RegistrationCache.Entry e = zc.acquire(src);
+        RegistrationCache.Entry e = zc.acquire(src, 0); // the source of our WRITE: no remote access
         if (e == null) {
             return false;
         }
@@ -102,17 +102,27 @@ final class SinkAvailWriter {
         return true;
     }
 
-    /** The writer calls again: the bytes of a completed WRITE are its; 0 while the WRITE runs. */
+    /**
+     * The writer calls again: the bytes of a completed WRITE are its; 0 while the WRITE runs. A writer
+     * that broke the contract (another buffer, or a moved position) gets 0: what it counts must be what
+     * its buffer's position advanced over, as {@link SrcAvailSender} does.
+     */
     int write(ByteBuffer src) {
         if (state != DONE) {
             return 0;
         }
-        int n = len;
+        int n = 0;
         if (src == buffer && src.position() == start) {
+            n = len;
             src.position(start + n);
         }
         clear();
         return n;
+    }
+
+    /** A completed WRITE not yet taken by the writer. */
+    boolean done() {
+        return state == DONE;
     }
 
     void transmit() {

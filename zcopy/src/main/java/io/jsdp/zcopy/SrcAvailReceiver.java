@@ -216,7 +216,7 @@ final class SrcAvailReceiver {
             a.finished = true;
             return 0;
         }
-        RegistrationCache.Entry e = zc.acquire(dst);
+        RegistrationCache.Entry e = zc.acquire(dst, 0); // the target of our READ: no remote access
         if (e == null) {
             refuse(a);
             a.finished = true;

@@ -3,6 +3,7 @@ package io.jsdp.zcopy;
 import io.jsdp.flow.Violation;
 import io.jsdp.flow.engine.LargeTransfers;
 import io.jsdp.flow.wire.MessageId;
+import io.jsdp.verbs.Access;
 import java.nio.ByteBuffer;
 import java.util.concurrent.ScheduledFuture;
 
@@ -89,43 +90,12 @@ final class SrcAvailSender {
     }
 
     long write(ByteBuffer[] srcs, int offset, int length) {
-        int end = offset + length;
-        int i = offset;
-        long total = 0;
-        // what the peer is done with, in order
-        while (head != tail) {
-            Transfer t = at(head);
-            if (t.state == WAIT_POST || t.state == ADVERTISED) {
-                return total; // still outstanding: nothing else may go (stream order)
-            }
-            if (t.state == VOID) {
-                clear(t);
-                head++;
-                continue;
-            }
-            while (i < end && !srcs[i].hasRemaining()) {
-                i++;
-            }
-            if (i == end || srcs[i] != t.buffer || srcs[i].position() != t.start) {
-                // the writer broke the contract (another buffer): its finished transfers are its business
-                while (head != tail) {
-                    clear(at(head++));
-                }
-                break;
-            }
-            srcs[i].position(t.start + (int) t.acked);
-            total += t.acked;
-            boolean fellBack = t.state == FALLBACK;
-            clear(t);
-            head++;
-            if (fellBack) {
-                declined = srcs[i];
-                while (head != tail) {
-                    clear(at(head++)); // voided by the SendSm
-                }
-                return total; // the engine copies the rest
-            }
+        long total = settle(srcs, offset, length);
+        if (head != tail) {
+            return total; // still outstanding: nothing else may go (stream order)
         }
+        int end = offset + length;
+        int i = offset; // buffers finished by settle have nothing remaining: the loop below skips them
         // start advertising the run of eligible buffers that follows
         int threshold = port.options().zcopyThreshold();
         int max = Math.min(MAX_PIPELINE, Math.max(1, port.peerMaxAdverts()));
@@ -153,6 +123,52 @@ final class SrcAvailSender {
         return total;
     }
 
+    /**
+     * Takes what the peer is done with, in order: positions advance over acknowledged advertisements;
+     * nothing new is started. After a refusal (SendSm) the rest of that buffer is left to the copy.
+     *
+     * @return bytes finished
+     */
+    long settle(ByteBuffer[] srcs, int offset, int length) {
+        int end = offset + length;
+        int i = offset;
+        long total = 0;
+        while (head != tail) {
+            Transfer t = at(head);
+            if (t.state == WAIT_POST || t.state == ADVERTISED) {
+                return total; // still outstanding
+            }
+            if (t.state == VOID) {
+                clear(t);
+                head++;
+                continue;
+            }
+            while (i < end && !srcs[i].hasRemaining()) {
+                i++;
+            }
+            if (i == end || srcs[i] != t.buffer || srcs[i].position() != t.start) {
+                // the writer broke the contract (another buffer): its finished transfers are its business
+                while (head != tail) {
+                    clear(at(head++));
+                }
+                return total;
+            }
+            srcs[i].position(t.start + (int) t.acked);
+            total += t.acked;
+            boolean fellBack = t.state == FALLBACK;
+            clear(t);
+            head++;
+            if (fellBack) {
+                declined = srcs[i];
+                while (head != tail) {
+                    clear(at(head++)); // voided by the SendSm
+                }
+                return total; // the engine copies the rest
+            }
+        }
+        return total;
+    }
+
     /** Registers {@code b} and queues its advertisement; false when it cannot be advertised. */
     private boolean start(ByteBuffer b) {
         int maxInline = Math.min(zc.settings().inlineBytes(), port.maxSrcAvailInline());
@@ -160,7 +176,7 @@ final class SrcAvailSender {
         if (maxInline < 0 || length <= 1) {
             return false;
         }
-        RegistrationCache.Entry e = zc.acquire(b);
+        RegistrationCache.Entry e = zc.acquire(b, Access.REMOTE_READ); // the peer reads it, never writes it
         if (e == null) {
             return false; // not registered: the engine copies
         }

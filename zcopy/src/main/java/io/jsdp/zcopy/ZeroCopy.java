@@ -181,15 +181,23 @@ public final class ZeroCopy implements LargeTransfers.Factory {
         }
     }
 
-    /** Registers (or finds) a buffer for a transfer; null when the device refuses. */
-    RegistrationCache.Entry acquire(ByteBuffer buffer) {
+    /**
+     * Registers (or finds) a buffer for a transfer; null when the device refuses. A registration gives
+     * the peer only what the transfer needs, and the cache never hands it to another kind of transfer:
+     * a SrcAvail's is {@link Access#REMOTE_READ} (a peer keeping its rkey can never write the writer's
+     * buffer), a SinkAvail's {@link Access#REMOTE_WRITE} and dropped as soon as its advertisement ends
+     * ({@link RegistrationCache}), the local side of a READ or WRITE has no remote access.
+     *
+     * @param remoteAccess 0, {@link Access#REMOTE_READ} or {@link Access#REMOTE_WRITE}; only device
+     *     memory gets remote access
+     */
+    RegistrationCache.Entry acquire(ByteBuffer buffer, int remoteAccess) {
         lock.lock();
         try {
             if (closed) {
                 return null;
             }
-            int access = deviceBuffers.containsKey(buffer) ? Access.LOCAL_WRITE | Access.REMOTE_READ | Access.REMOTE_WRITE
-                : Access.LOCAL_WRITE;
+            int access = Access.LOCAL_WRITE | (deviceBuffers.containsKey(buffer) ? remoteAccess : 0);
             return cache.acquire(buffer, access);
         } catch (VerbsException e) {
             return null;
@@ -251,6 +259,16 @@ public final class ZeroCopy implements LargeTransfers.Factory {
         lock.lock();
         try {
             return cache.stats();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Registrations held now that a peer may write into (SinkAvail advertisements in flight). */
+    int remoteWriteRegistrations() {
+        lock.lock();
+        try {
+            return cache.remoteWriteRegistrations();
         } finally {
             lock.unlock();
         }

@@ -144,6 +144,20 @@ final class ZeroCopyConnection implements LargeTransfers {
     }
 
     @Override
+    public long settle(ByteBuffer[] srcs, int offset, int length) {
+        long total = 0;
+        if (sinkWriter != null && sinkWriter.done()) {
+            for (int i = offset; i < offset + length; i++) {
+                if (srcs[i].hasRemaining()) {
+                    total = sinkWriter.write(srcs[i]); // the completed WRITE took the first one's bytes
+                    break;
+                }
+            }
+        }
+        return total + source.settle(srcs, offset, length);
+    }
+
+    @Override
     public boolean startAdvert() {
         return sink.startAdvert();
     }

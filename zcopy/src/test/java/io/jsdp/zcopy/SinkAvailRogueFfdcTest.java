@@ -57,6 +57,9 @@ class SinkAvailRogueFfdcTest {
     private ProtectionDomain pdR;
     private RoguePeer rogue;
     private SdpConnection engine;
+    /** The key and address of the last SinkAvail {@link #engineReaderAdvertises} saw. */
+    private int advertisedRkey;
+    private long advertisedAddress;
 
     @BeforeEach
     void open() throws Exception {
@@ -85,7 +88,11 @@ class SinkAvailRogueFfdcTest {
 
     /** The rogue connects offering {@code caps}; the engine answers with the same bits. */
     private void connectRogue(int caps) throws Exception {
-        rogue = RoguePeer.connect(pdR, listener.localAddress(), new RoguePeer.Options());
+        connectRogue(caps, new RoguePeer.Options());
+    }
+
+    private void connectRogue(int caps, RoguePeer.Options options) throws Exception {
+        rogue = RoguePeer.connect(pdR, listener.localAddress(), options);
         ByteBuffer hello = rogue.hello();
         hello.putInt(Hello.CAPABILITIES_OFFSET, caps);
         rogue.sendValid(hello);
@@ -118,6 +125,8 @@ class SinkAvailRogueFfdcTest {
         ByteBuffer m = ByteBuffer.wrap(adv.bytes()).order(ByteOrder.BIG_ENDIAN);
         assertEquals(dst.remaining(), m.getInt(SinkAvailHeader.SIZE_OFFSET));
         assertEquals(0, m.getInt(SinkAvailHeader.NON_DISC_OFFSET), "nothing received yet");
+        advertisedRkey = m.getInt(SinkAvailHeader.RKEY_OFFSET);
+        advertisedAddress = m.getLong(SinkAvailHeader.ADDR_OFFSET);
         return r;
     }
 
@@ -271,6 +280,61 @@ class SinkAvailRogueFfdcTest {
         ExecutionException e = assertThrows(ExecutionException.class, () -> reader.get(30, TimeUnit.SECONDS));
         assertTrue(e.getCause() instanceof IOException, "the reader did not leave before the reset: " + e);
         assertEquals(0, zcE.cacheStats().inUse(), zcE.describe());
+    }
+
+    /**
+     * The rogue gives the engine two credits and never returns any: the SinkAvail takes them, so the
+     * SinkAvailCancel of the reader that times out can never go. The cancel timer runs from when the
+     * cancel fell due, so the reader's wait ends with a reset after {@code jsdp.zcopy.cancelTimeoutMs}
+     * instead of lasting for ever (review of issue 9, finding 6).
+     */
+    @Test
+    void resetsWhenNoCreditLetsTheSinkAvailCancelGoAndRecordsFfdc() throws Exception {
+        connectRogue(BOTH, new RoguePeer.Options().receiveBuffers(3));
+        ByteBuffer dst = zcE.allocateDirect(128 * 1024);
+        Future<Integer> reader = TestThreads.POOL.submit(() -> Zio.readHolding(engine, dst, TimeUnit.MILLISECONDS.toNanos(100)));
+        RoguePeer.Message adv = rogue.receiveSkippingCreditUpdates(STEP_NS);
+        assertNotNull(adv);
+        assertEquals(MessageId.SINK_AVAIL, adv.mid(), "advertised: " + adv);
+        FfdcRecord r = expectFailure("zcopy.CANCEL_TIMEOUT", Failure.DEVICE_ERROR, "no SinkCancelAck or RdmaWrCompl within 300 ms");
+        assertTrue(r.summary().contains("which no credit let go"), r.summary());
+        assertTrue(r.snapshot().contains("sinkCancels=0"), "the cancel never went: " + r.snapshot());
+        ExecutionException e = assertThrows(ExecutionException.class, () -> reader.get(10, TimeUnit.SECONDS));
+        assertTrue(e.getCause() instanceof IOException, "the reader did not leave before the reset: " + e);
+        assertEquals(0, zcE.cacheStats().inUse(), zcE.describe());
+        zcE.free(dst);
+    }
+
+    /**
+     * A SinkAvail's registration (remote write) ends with its advertisement: once the read returned,
+     * a peer that kept the rkey can no longer write into the buffer, which the application may be
+     * using for anything by then (review of issue 9, finding 11).
+     */
+    @Test
+    void aSinkAvailsRkeyDiesWithItsAdvertisement() throws Exception {
+        connectRogue(BOTH);
+        ByteBuffer dst = zcE.allocateDirect(128 * 1024);
+        Future<Integer> reader = engineReaderAdvertises(dst);
+        assertEquals(1, zcE.remoteWriteRegistrations(), zcE.describe());
+        long addr = advertisedAddress;
+        int rkey = advertisedRkey;
+        byte[] bytes = new byte[4096];
+        java.util.Arrays.fill(bytes, (byte) 7);
+        assertEquals(io.jsdp.verbs.WcStatus.SUCCESS, rogue.rdmaWrite(addr, rkey, bytes), "the advertised write");
+        rogue.sendValid(rdmaWrCompl(bytes.length));
+        assertEquals(bytes.length, reader.get(30, TimeUnit.SECONDS).intValue());
+        assertEquals(0, zcE.remoteWriteRegistrations(), "no remote-write registration outlives its advertisement: "
+            + zcE.describe());
+        for (int i = 0; i < dst.capacity(); i++) {
+            dst.put(i, (byte) 1); // the application's own use of its buffer
+        }
+        assertTrue(rogue.rdmaWrite(addr, rkey, bytes) != io.jsdp.verbs.WcStatus.SUCCESS, "a write with the old rkey");
+        for (int i = 0; i < dst.capacity(); i++) {
+            assertEquals((byte) 1, dst.get(i), "byte " + i + " written with a dead rkey");
+        }
+        engine.abort();
+        assertTrue(engine.awaitReleased(STEP_NS));
+        zcE.free(dst);
     }
 
     @Test

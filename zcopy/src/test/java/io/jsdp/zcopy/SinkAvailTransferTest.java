@@ -72,6 +72,33 @@ class SinkAvailTransferTest {
         }
     }
 
+    /**
+     * A writer that breaks the contract and comes back with another buffer after its RDMA WRITE
+     * completed is told only what that buffer's position advanced over, as with SrcAvail (review of
+     * issue 9, finding 9: it was told the WRITE's bytes, its buffer untouched).
+     */
+    @Test
+    void aWriterComingBackWithAnotherBufferIsToldOnlyWhatItsPositionAdvanced() throws Exception {
+        try (ZcopyPair z = ZcopyPair.open(OPTIONS, ZeroCopySettings.fromSystemProperties())) {
+            SdpConnection a = z.pair.a;
+            SdpConnection b = z.pair.b;
+            ByteBuffer dst = z.zcB.allocateDirect(128 * 1024);
+            Future<Integer> r = TestThreads.POOL.submit(() -> Zio.readHolding(b, dst));
+            await(() -> count(a.snapshot(), "peerAdverts") == 1, "the reader's SinkAvail reached the writer");
+            ByteBuffer src = ByteBuffer.allocateDirect(128 * 1024);
+            Zio.fill(src, 0, src.capacity(), 0);
+            assertEquals(0, a.write(src, SdpConnection.HOLDS_BUFFER), "the RDMA WRITE runs");
+            assertEquals(128 * 1024, r.get(30, TimeUnit.SECONDS).intValue());
+            await(() -> a.snapshot().contains("sinkAvail writer DONE"), "the writer's WRITE completed");
+            ByteBuffer other = ByteBuffer.allocateDirect(1000);
+            Zio.fill(other, 0, other.capacity(), 128 * 1024);
+            int n = a.write(other, SdpConnection.HOLDS_BUFFER);
+            assertEquals(other.position(), n, "the count is what the buffer's position advanced over");
+            assertEquals(0, src.position(), "the first buffer is not touched");
+            assertFalse(a.snapshot().contains("sinkAvail writer DONE"), a.snapshot());
+        }
+    }
+
     @Test
     void aStreamMessageVoidsTheAdvertisementAndTheReadGoesOnByBufferCopy() throws Exception {
         try (ZcopyPair z = ZcopyPair.open(OPTIONS, ZeroCopySettings.fromSystemProperties())) {

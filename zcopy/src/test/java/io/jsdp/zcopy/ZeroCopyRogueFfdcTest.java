@@ -241,6 +241,38 @@ class ZeroCopyRogueFfdcTest {
         assertTrue(e.getCause() instanceof IOException, e.toString());
     }
 
+    /**
+     * A SrcAvail gives the peer a key to read the writer's buffer, never to write it: a rogue that
+     * RDMA-WRITEs with that key is refused by the device, and the buffer keeps its bytes (review of
+     * issue 9, finding 11: every device buffer used to be registered for remote write too, and the
+     * cache kept the registration).
+     */
+    @Test
+    void aPeerCannotWriteIntoABufferItWasGivenOnlyToRead() throws Exception {
+        connectRogue(true);
+        ByteBuffer src = zcE.allocateDirect(128 * 1024);
+        Zio.fill(src, 0, src.capacity(), 0);
+        Future<?> w = TestThreads.POOL.submit(() -> {
+            Zio.writeFully(engine, src);
+            return null;
+        });
+        RoguePeer.Message adv = rogue.receiveSkippingCreditUpdates(STEP_NS);
+        assertNotNull(adv);
+        assertEquals(MessageId.SRC_AVAIL, adv.mid(), "the engine advertised its device buffer: " + adv);
+        ByteBuffer m = ByteBuffer.wrap(adv.bytes()).order(ByteOrder.BIG_ENDIAN);
+        int rkey = m.getInt(SrcAvailHeader.RKEY_OFFSET);
+        long vaddr = m.getLong(SrcAvailHeader.VADDR_OFFSET);
+        byte[] evil = new byte[4096];
+        java.util.Arrays.fill(evil, (byte) 0x5A);
+        io.jsdp.verbs.WcStatus st = rogue.rdmaWrite(vaddr, rkey, evil);
+        assertEquals(io.jsdp.verbs.WcStatus.REM_ACCESS_ERR, st, "an RDMA WRITE with a SrcAvail's rkey");
+        Zio.check(src, 0, src.capacity(), 0); // not one byte changed
+        engine.abort();
+        org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class, () -> w.get(30, TimeUnit.SECONDS));
+        assertTrue(engine.awaitReleased(STEP_NS));
+        zcE.free(src);
+    }
+
     @Test
     void abortsConnectionOnRdmaRdComplWithNothingAdvertisedAndRecordsFfdc() throws Exception {
         connectRogue(true);

@@ -270,6 +270,20 @@ public interface LargeTransfers {
     long write(ByteBuffer[] srcs, int offset, int length);
 
     /**
+     * Only the first half of {@link #write(ByteBuffer[], int, int)}: positions advance over what the
+     * peer is done with (acknowledged advertisements, completed WRITEs), and nothing new is started.
+     * The application closes with buffers handed over: what the peer has must not be reported as lost.
+     *
+     * @param srcs the buffers, as given to the write
+     * @param offset the first
+     * @param length how many
+     * @return bytes finished
+     */
+    default long settle(ByteBuffer[] srcs, int offset, int length) {
+        return 0;
+    }
+
+    /**
      * The reader reached a SrcAvail's inline bytes (before the first is read).
      *
      * @return true when the advertisement was discarded — the source will send its bytes again by

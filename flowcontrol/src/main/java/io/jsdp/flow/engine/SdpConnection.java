@@ -1020,6 +1020,30 @@ public final class SdpConnection {
         return total;
     }
 
+    /**
+     * Advances the buffers of an unfinished {@link #write(ByteBuffer[], int, int, int)} with
+     * {@link #HOLDS_BUFFER} over what the peer is already done with, starting nothing new: a channel
+     * closing with buffers handed over calls it before {@link #close()}, so that only what the peer
+     * has not taken is reported as not written.
+     *
+     * @param srcs the buffers, as given to the write
+     * @param offset the first
+     * @param length how many
+     * @return bytes finished
+     */
+    public long settle(ByteBuffer[] srcs, int offset, int length) {
+        lock.lock();
+        try {
+            if (appClosed || released || large == null) {
+                return 0;
+            }
+            progressLocked();
+            return released ? 0 : large.settle(srcs, offset, length);
+        } finally {
+            unlockAndNotify();
+        }
+    }
+
     private void closeOpenSlotLocked() {
         slotLen[(int) (slotOpen % sendCount)] = openBytes;
         slotOpen++;
