@@ -361,7 +361,11 @@ class AsyncZeroCopyChannelTest {
                 try (Selector sel = JSDP.openSelector()) {
                     c.register(sel, SelectionKey.OP_WRITE);
                     int next = 0;
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
                     while (done[0] < count) {
+                        // a loop, not a blocking call: the test's timeout cannot end it, this deadline does
+                        assertTrue(System.nanoTime() - deadline < 0, () -> "stalled after " + done[0] + " of " + count
+                            + " done: " + ((SdpSocketChannel) c).sdpStats());
                         if (next < count && !free.isEmpty()) {
                             ByteBuffer b = free.pollFirst();
                             fill(b, (long) next * size, size);
