@@ -70,7 +70,11 @@ class ProtocolFuzzTest {
         ACCEPT,
         /** A protocol violation: FAILED with PROTOCOL_VIOLATION and a record protocol.NAME. */
         VIOLATION,
-        /** An AbortConn: FAILED with RESET_BY_PEER and a record. */
+        /**
+         * An AbortConn: FAILED with RESET_BY_PEER and a record; or, as Linux TCP, FINISHED when the stream
+         * had already ended (after the rogue's DisConn: reads give EOF, record {@code connection.PEER_GONE}) or
+         * when data of the rogue's was unread (reads give it, then the reset).
+         */
         RESET,
         /** Longer than the engine's receive buffer: the device refuses it (LOC_LEN_ERR), FAILED with a record. */
         DEVICE,
@@ -97,6 +101,8 @@ class ProtocolFuzzTest {
         final boolean rogueActive;
         boolean handshakeDone;
         boolean disconnSent;
+        /** An AbortConn found the stream ended or data unread: FINISHED, not FAILED. */
+        boolean endedByReset;
         /** The engine's highest accepted mseq_ack (its peerAck). */
         int ackFloor;
         /** Payloads of the Data messages the engine took, in order, and how many of their bytes it delivered. */
@@ -147,7 +153,9 @@ class ProtocolFuzzTest {
         long mutated = 0;
         long aborted = 0;
         long accepted = 0;
+        long endedByReset = 0;
         for (Worker w : workers) {
+            endedByReset += w.endedByReset;
             connections += w.connections;
             sent += w.sent;
             mutated += w.mutated;
@@ -155,8 +163,8 @@ class ProtocolFuzzTest {
             accepted += w.accepted;
         }
         System.out.printf("ProtocolFuzzTest seed %d: %d connections, %d messages (%d mutated), %d connections aborted, "
-            + "%d ended open and correct, %.1f s%n", seed, connections, sent, mutated, aborted, accepted,
-            (System.nanoTime() - t0) / 1e9);
+            + "%d of them by a reset after the stream ended or with data unread, %d ended open and correct, %.1f s%n",
+            seed, connections, sent, mutated, aborted, endedByReset, accepted, (System.nanoTime() - t0) / 1e9);
         check(mutated >= MUTATED_MESSAGES, "only " + mutated + " mutated messages");
     }
 
@@ -200,6 +208,7 @@ class ProtocolFuzzTest {
         long accepted;
         long aborted;
         long sent;
+        long endedByReset;
 
         Worker(int index, long seed, SplittableRandom rnd, int quota, RogueBench b, EngineAcceptor acceptor) {
             this.index = index;
@@ -252,7 +261,7 @@ class ProtocolFuzzTest {
                     if (rogueActive) {
                         expectPassiveHandshakeFailure(r, e);
                     } else {
-                        expectFailure(engine, r, e);
+                        expectFailure(engine, r, e, model);
                     }
                     aborted++;
                     return;
@@ -281,8 +290,9 @@ class ProtocolFuzzTest {
                     // the rogue's send completed, so the message is in the engine's queue: readyOps takes it
                     engine.readyOps();
                     if (engine.state() == SdpConnection.State.FAILED || e.fate() != Fate.ACCEPT && e.fate() != Fate.EITHER) {
-                        expectFailure(engine, r, e);
+                        expectFailure(engine, r, e, model);
                         aborted++;
+                        endedByReset += model.endedByReset ? 1 : 0;
                         return;
                     }
                     apply(msg, model, r);
@@ -411,9 +421,15 @@ class ProtocolFuzzTest {
 
     // ------------------------------------------------------------------ failures
 
-    private static void expectFailure(SdpConnection engine, RoguePeer r, Expect e) throws InterruptedException {
+    private static void expectFailure(SdpConnection engine, RoguePeer r, Expect e, Model model)
+        throws InterruptedException {
         check(e.fate() != Fate.ACCEPT, "a message the engine must take failed it: " + engine.failureDetail());
         engine.await(SdpConnection.OP_READ | SdpConnection.OP_ENDED, OUTCOME_NS);
+        if (e.fate() == Fate.RESET && engine.state() == SdpConnection.State.FINISHED) {
+            expectResetAfterEnd(engine, r, model);
+            model.endedByReset = true;
+            return;
+        }
         check(engine.state() == SdpConnection.State.FAILED, "expected " + e + ", the engine connection is " + engine.state()
             + "\n" + engine.snapshot());
         Failure f = engine.failure();
@@ -435,6 +451,27 @@ class ProtocolFuzzTest {
         }
         requireRecord(kind, "connection " + engine.id() + " ", null);
         check(r.awaitAbort(OUTCOME_NS), "the rogue saw no abort: " + r.describeEnd());
+    }
+
+    /**
+     * An AbortConn that found the rogue's stream ended (its DisConn taken) or its data unread: the engine
+     * keeps what arrived readable, then EOF (after a DisConn) or the reset; writes fail at once.
+     */
+    private static void expectResetAfterEnd(SdpConnection engine, RoguePeer r, Model model) throws InterruptedException {
+        check(engine.failure() == Failure.RESET_BY_PEER, "expected a reset, ended with " + engine.failureDetail());
+        boolean unread = model.delivered < model.payloads.size();
+        check(model.disconnSent || unread, "FINISHED by an AbortConn with the stream open and nothing unread: "
+            + engine.failureDetail());
+        requireRecord(model.disconnSent ? "connection.PEER_GONE" : "connection." + Failure.RESET_BY_PEER.name(),
+            "connection " + engine.id() + " ", null);
+        check(engine.write(ByteBuffer.wrap(new byte[] {1})) == SdpConnection.FAILED, "a write after the reset");
+        drain(engine, model, new Expect(Fate.RESET, null));
+        check(model.delivered == model.payloads.size(), "the engine delivered " + model.delivered + " of "
+            + model.payloads.size() + " bytes before the end");
+        int end = engine.read(ByteBuffer.allocate(1));
+        check(end == (model.disconnSent ? SdpConnection.EOF : SdpConnection.FAILED), "after the data: "
+            + (model.disconnSent ? "EOF" : "the reset") + " expected, read gave " + end);
+        check(r.awaitAbort(OUTCOME_NS), "the rogue saw no end once everything was read: " + r.describeEnd());
     }
 
     private static void expectPassiveHandshakeFailure(RoguePeer r, Expect e) throws InterruptedException {
