@@ -227,12 +227,28 @@ final class SoftCompletionQueue extends CqFields implements CompletionQueue, Sof
             int wanted = solicitedOnly && a != ARM_NEXT ? ARM_SOLICITED : ARM_NEXT;
             if (a == wanted || ARMED.compareAndSet(this, a, wanted)) {
                 VarHandle.fullFence(); // the caller's next poll is ordered after the arm (see class doc)
-                if (xp.length != 0) {
+                if (xp.length != 0 && !doorbellsWanted()) {
                     device.xp().armed(); // nobody polls now: the progress thread takes over
                 }
                 return Errno.OK;
             }
         }
+    }
+
+    /**
+     * Whether the progress thread already asks the peers of every cross-process queue pair completing
+     * here for doorbells: then it is woken by their messages, and an arm needs no look of its own (a
+     * wake of that thread per arm was most of its work when an engine re-armed after every event). Read
+     * after the arm's store and fence; {@link SoftQueuePair#xpCoverage} reads the arm after clearing a
+     * word: one of the two sees the other.
+     */
+    private boolean doorbellsWanted() {
+        for (SoftQueuePair q : xp) {
+            if (!q.xpDoorbellsWanted(this)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Polls so far (a racy count: the progress thread only asks whether it moved). */
@@ -242,6 +258,11 @@ final class SoftCompletionQueue extends CqFields implements CompletionQueue, Sof
 
     boolean isArmed() {
         return (int) ARMED.getVolatile(this) != ARM_NONE;
+    }
+
+    /** Armed for the next completion (not solicited-only). */
+    boolean isArmedForNext() {
+        return (int) ARMED.getVolatile(this) == ARM_NEXT;
     }
 
     void addXp(SoftQueuePair q) {

@@ -1551,8 +1551,11 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
 
     /**
      * The progress thread's look at who polls this queue pair's completion queues: a queue polled since
-     * its last look and not armed is covered by its poller; for the others it asks the peer for a
-     * doorbell (the words in the wires).
+     * its last look and not armed for the next completion is covered by its poller; for the others it
+     * asks the peer for a doorbell (the words in the wires). A solicited-only arm leaves a polled queue
+     * covered: the poller's own service delivers a solicited message and raises the event, and once the
+     * polling stops the next look (within {@link XpEngine#IDLE_NS}) asks for doorbells — so ordinary
+     * messages to a queue armed only for solicited events ring no doorbell while its owner polls.
      *
      * @return whether both roles are covered by pollers
      */
@@ -1563,19 +1566,42 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         }
         long sp = sendCq.polls();
         long rp = recvCq.polls();
-        boolean answersCovered = sp != l.seenSendPolls && !sendCq.isArmed();
-        boolean messagesCovered = rp != l.seenRecvPolls && !recvCq.isArmed();
+        boolean answersCovered = sp != l.seenSendPolls && !sendCq.isArmedForNext();
+        boolean messagesCovered = rp != l.seenRecvPolls && !recvCq.isArmedForNext();
         l.seenSendPolls = sp;
         l.seenRecvPolls = rp;
         if (l.wantsAnswers == answersCovered) {
             l.wantsAnswers = !answersCovered;
             l.tx.requesterWantsDoorbell(!answersCovered);
+            if (answersCovered && sendCq.isArmedForNext()) {
+                // armed since we looked, by a thread that saw the word still set and did not wake us
+                l.wantsAnswers = true;
+                l.tx.requesterWantsDoorbell(true);
+                answersCovered = false;
+            }
         }
         if (l.wantsMessages == messagesCovered) {
             l.wantsMessages = !messagesCovered;
             l.rx.responderWantsDoorbell(!messagesCovered);
+            if (messagesCovered && recvCq.isArmedForNext()) {
+                l.wantsMessages = true;
+                l.rx.responderWantsDoorbell(true);
+                messagesCovered = false;
+            }
         }
         return answersCovered && messagesCovered;
+    }
+
+    /**
+     * Whether the words in the wires already ask the peer for doorbells for what {@code cq} completes of
+     * this queue pair (an arming thread's check: volatile reads of words the progress thread writes).
+     */
+    boolean xpDoorbellsWanted(SoftCompletionQueue cq) {
+        XpLink l = link;
+        if (l == null) {
+            return true;
+        }
+        return (cq != sendCq || l.tx.requesterWantsDoorbell()) && (cq != recvCq || l.rx.responderWantsDoorbell());
     }
 
     /** Unlinks from the peer (destroy, RESET): we stop answering, our wire is deleted. Holds both locks. */
