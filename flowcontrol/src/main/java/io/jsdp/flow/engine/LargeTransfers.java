@@ -325,8 +325,8 @@ public interface LargeTransfers {
     boolean hasUnsettled();
 
     /**
-     * Whether control messages or an advertisement wait for credits, or a peer's SinkAvail is pending
-     * (its cancel must be answered without the application): the engine keeps its completion queue armed.
+     * Whether control messages or an advertisement wait for credits: the engine keeps its completion
+     * queue armed for the next completion.
      *
      * @return true when {@link #transmit()} has something to send
      */
