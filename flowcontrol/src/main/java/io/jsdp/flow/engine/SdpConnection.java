@@ -2577,11 +2577,17 @@ public final class SdpConnection {
         return state == State.ESTABLISHED && !fc.canSend(FlowControl.DATA, posted, lastRecvMseq) ? SendFlags.SOLICITED : 0;
     }
 
-    /** Zero copy's control messages: sent solicited ({@link #armSolicitedLocked}). */
-    private static boolean isZcopyControl(int mid) {
+    /**
+     * Control messages sent solicited ({@link #armSolicitedLocked}): zero copy's, and DisConn and
+     * AbortConn, which change the connection's state even while the peer's application makes no call
+     * (as TCP's kernel takes a FIN or a RST at once: snapshots, statistics and the peer's resources
+     * follow without waiting for a read).
+     */
+    private static boolean isSolicitedControl(int mid) {
         return switch (mid) {
             case MessageId.RDMA_RD_COMPL, MessageId.RDMA_WR_COMPL, MessageId.SEND_SM, MessageId.SRC_AVAIL_CANCEL,
-                MessageId.SINK_AVAIL, MessageId.SINK_AVAIL_CANCEL, MessageId.SINK_CANCEL_ACK -> true;
+                MessageId.SINK_AVAIL, MessageId.SINK_AVAIL_CANCEL, MessageId.SINK_CANCEL_ACK,
+                MessageId.DISCONN, MessageId.ABORT_CONN -> true;
             default -> false;
         };
     }
@@ -2605,8 +2611,8 @@ public final class SdpConnection {
         if (mid == MessageId.HELLO) {
             helloBufs = bufs;
         }
-        // zero copy's control messages wake a peer whose application makes no call (armSolicitedLocked)
-        int solicited = isZcopyControl(mid) ? SendFlags.SOLICITED : 0;
+        // these wake a peer whose application makes no call (armSolicitedLocked)
+        int solicited = isSolicitedControl(mid) ? SendFlags.SOLICITED : 0;
         swr.clear().wrId(KIND_CTRL | mid).opcode(Opcode.SEND)
             .flags(SendFlags.SIGNALED | solicited | (len <= maxInline ? SendFlags.INLINE : 0)).sge(0, mrAddress + off, len, lkey);
         int rc = qp.postSend(swr);

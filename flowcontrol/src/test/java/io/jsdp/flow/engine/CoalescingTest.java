@@ -56,6 +56,8 @@ class CoalescingTest {
             Blocking.writeFully(p.a, ByteBuffer.allocate(10 * 4080));
             p.a.shutdownOutput();
             Blocking.readFully(p.b, ByteBuffer.allocate(10 * 4080));
+            // the DisConn has arrived when a read says EOF (before that it may still be on its way)
+            assertEquals(SdpConnection.EOF, Blocking.read(p.b, ByteBuffer.allocate(1)));
             assertEquals(10 * 4080, p.b.stats().bytesReceived());
             assertTrue(p.b.stats().messagesReceived() >= 10 + 2, "Hello, ten 4080-byte messages, DisConn: "
                 + p.b.stats());
