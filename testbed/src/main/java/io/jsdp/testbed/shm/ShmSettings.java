@@ -21,8 +21,8 @@ public record ShmSettings(long spinNs, long peerCheckMs, long parkSafetyNetMs, l
     /**
      * Default spin window: none. The waiter is a device's progress thread, a background thread that
      * wakes once per doorbell; spinning 20 µs after each wake took a CPU from the application threads
-     * on a 2-CPU host (jsdp-bench progress at 500 µs of computation: 0.56-0.63 ms per iteration
-     * without it, 0.87-1.08 ms with it; 64 B round trips unchanged, their p99 lower).
+     * on a 2-CPU host (jsdp-bench progress at 500 µs of computation, three runs each: 0.56-0.63 ms per
+     * iteration without it, 0.57-1.08 ms with it; 64 B round trips unchanged, their p99 lower).
      */
     public static final long SPIN_NS_DEFAULT = 0;
     /** Property: period of the peer liveness sweep, milliseconds. */
