@@ -1545,7 +1545,7 @@ public final class SdpConnection {
 
     /** {@code lock.unlock()}, then any completion event left pending meanwhile (the caller's own call). */
     private void unlock() {
-        idleCheckOnLeaveLocked();
+        solicitedArmWhenIdleLocked(); // a reader that never waited had no event to start the idle check
         lock.unlock();
         if (eventPending) {
             handlePendingEvent(false);
@@ -1643,27 +1643,14 @@ public final class SdpConnection {
         if (released || cqArmed || state != State.ESTABLISHED || idleCheckPending) {
             return;
         }
-        idleCheckPending = true;
+        scheduleIdleCheckLocked(IDLE_CHECK_MIN_NS);
+    }
+
+    /** Schedules the idle check in {@code delayNs}; it compares {@link #appPolls} with their count now. */
+    private void scheduleIdleCheckLocked(long delayNs) {
+        idleCheckNs = delayNs;
         idleCheckPolls = appPolls;
-        idleCheckNs = IDLE_CHECK_MIN_NS;
-        scheduleIdleCheckLocked();
-    }
-
-    /**
-     * A call leaves with the queue unarmed and no idle check pending (a reader that never waited had no
-     * event to start one): start one, so the connection is armed for solicited events once its
-     * application stops calling.
-     */
-    private void idleCheckOnLeaveLocked() {
-        if (!cqArmed && !idleCheckPending && state == State.ESTABLISHED && !released && lock.isHeldByCurrentThread()) {
-            solicitedArmWhenIdleLocked();
-        }
-    }
-
-    private void scheduleIdleCheckLocked() {
-        if (stack.schedule(this::idleCheck, idleCheckNs) == null) {
-            idleCheckPending = false; // the stack is closing
-        }
+        idleCheckPending = stack.schedule(this::idleCheck, delayNs) != null; // null: the stack is closing
     }
 
     private void idleCheck() {
@@ -1678,10 +1665,7 @@ public final class SdpConnection {
                 armSolicitedLocked();
                 return;
             }
-            idleCheckPending = true;
-            idleCheckPolls = appPolls;
-            idleCheckNs = Math.min(2 * idleCheckNs, IDLE_CHECK_MAX_NS);
-            scheduleIdleCheckLocked();
+            scheduleIdleCheckLocked(Math.min(2 * idleCheckNs, IDLE_CHECK_MAX_NS));
         } finally {
             stackContext = false;
             unlock();
@@ -2396,7 +2380,7 @@ public final class SdpConnection {
         bsdh.at(off).put(MessageId.RING_DATA, 0, bufs, len, mseq, lastRecvMseq);
         fc.onSend(mseq, bufs, lastRecvMseq);
         swr.clear().wrId(KIND_NOTE | note).opcode(Opcode.SEND)
-            .flags(SendFlags.SIGNALED | starvingFlagLocked() | (len <= maxInline ? SendFlags.INLINE : 0)).sge(0, mrAddress + off, len, lkey);
+            .flags(dataSendFlagsLocked(len)).sge(0, mrAddress + off, len, lkey);
         int rc = qp.postSend(swr);
         if (rc != Errno.OK) {
             failLocked(Failure.DEVICE_ERROR, "post of RingData mseq " + mseq + " failed (errno " + rc + ")", false, true);
@@ -2427,7 +2411,7 @@ public final class SdpConnection {
         bsdh.at(off).put(MessageId.DATA, 0, bufs, len, mseq, lastRecvMseq);
         fc.onSend(mseq, bufs, lastRecvMseq);
         swr.clear().wrId(KIND_DATA | slot).opcode(Opcode.SEND)
-            .flags(SendFlags.SIGNALED | starvingFlagLocked() | (len <= maxInline ? SendFlags.INLINE : 0)).sge(0, mrAddress + off, len, lkey);
+            .flags(dataSendFlagsLocked(len)).sge(0, mrAddress + off, len, lkey);
         int rc = qp.postSend(swr);
         if (rc != Errno.OK) {
             failLocked(Failure.DEVICE_ERROR, "post of Data mseq " + mseq + " failed (errno " + rc + ")", false, true);
@@ -2466,7 +2450,7 @@ public final class SdpConnection {
         slotLen[slot] = inlineBytes;
         slotOpen++;
         swr.clear().wrId(KIND_DATA | slot).opcode(Opcode.SEND)
-            .flags(SendFlags.SIGNALED | starvingFlagLocked() | (msgLen <= maxInline ? SendFlags.INLINE : 0)).sge(0, mrAddress + off, msgLen, lkey);
+            .flags(dataSendFlagsLocked(msgLen)).sge(0, mrAddress + off, msgLen, lkey);
         int rc = qp.postSend(swr);
         if (rc != Errno.OK) {
             failLocked(Failure.DEVICE_ERROR, "post of SrcAvail mseq " + mseq + " failed (errno " + rc + ")", false, true);
@@ -2637,7 +2621,8 @@ public final class SdpConnection {
     }
 
     /**
-     * A Data, RingData or SrcAvail that leaves us without the credits for Data goes solicited: the peer's
+     * The send flags of a Data, RingData or SrcAvail of {@code len} bytes: signaled, inline when it fits,
+     * and solicited when it leaves us without the credits for Data: the peer's
      * stack takes it even while the peer's application makes no call, and answers with the credits its
      * reads freed ({@link #armSolicitedLocked}); without it a reader that stopped reading kept freed
      * buffers unannounced while our writer waited for them (PeerExitTwoJvmTest's halt case). Credit
@@ -2645,8 +2630,9 @@ public final class SdpConnection {
      * them too made jsdp-bench progress slower (1.0-1.7 ms per iteration at 500 µs of computation,
      * against 0.57-1.08 ms).
      */
-    private int starvingFlagLocked() {
-        return state == State.ESTABLISHED && !fc.canSend(FlowControl.DATA, posted, lastRecvMseq) ? SendFlags.SOLICITED : 0;
+    private int dataSendFlagsLocked(int len) {
+        int starving = state == State.ESTABLISHED && !fc.canSend(FlowControl.DATA, posted, lastRecvMseq) ? SendFlags.SOLICITED : 0;
+        return SendFlags.SIGNALED | starving | (len <= maxInline ? SendFlags.INLINE : 0);
     }
 
     /**
@@ -3202,7 +3188,7 @@ public final class SdpConnection {
     }
 
     private void unlockAndNotifyOnly() {
-        idleCheckOnLeaveLocked();
+        solicitedArmWhenIdleLocked(); // a reader that never waited had no event to start the idle check
         ReadinessListener l = listener;
         boolean ownerNotice = pendingOwnerNotice;
         pendingOwnerNotice = false;
