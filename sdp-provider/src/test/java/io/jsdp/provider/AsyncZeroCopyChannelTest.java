@@ -365,7 +365,7 @@ class AsyncZeroCopyChannelTest {
                     while (done[0] < count) {
                         // a loop, not a blocking call: the test's timeout cannot end it, this deadline does
                         assertTrue(System.nanoTime() - deadline < 0, () -> "stalled after " + done[0] + " of " + count
-                            + " done: " + ((SdpSocketChannel) c).sdpStats());
+                            + " done: " + ((SdpSocketChannel) c).sdpConnection().snapshot());
                         if (next < count && !free.isEmpty()) {
                             ByteBuffer b = free.pollFirst();
                             fill(b, (long) next * size, size);

@@ -12,6 +12,8 @@ import io.jsdp.Sdp;
 import io.jsdp.SdpSelectorProvider;
 import io.jsdp.SdpSocketOptions;
 import io.jsdp.flow.engine.SdpConnection;
+import io.jsdp.testbed.SoftDevice;
+import io.jsdp.testbed.SoftFaults;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -201,6 +203,53 @@ class AsyncZeroCopyEdgeTest {
                 assertEquals(1, selected.get(10, TimeUnit.SECONDS).intValue(), "OP_WRITE after the last done");
             }
             Sdp.free(b);
+        });
+    }
+
+    /**
+     * The writer makes no call but {@code select} while the peer reads two handed-over buffers; the
+     * second is advertised by the selection's own poll once the first was read (the engine advertises
+     * after what is outstanding), and the writer is preempted right after posting it (a SoftRdma
+     * fault), so the peer has read it before that poll's write takes the completions: OP_WRITE went off
+     * and on again inside one hold of the engine's lock, its readiness looked unchanged, and the
+     * selection slept its whole timeout with the buffer unsettled and its {@code done} not run (the
+     * intermittent stall of {@code AsyncZeroCopyChannelTest.handOversArriveIntactInAnotherJvm} on a
+     * busy machine). The engine tells its listener of every end of its last held buffer.
+     */
+    @Test
+    void aSelectionWakesWhenThePeerFinishesTheLastHandOverDuringItsPoll() throws Exception {
+        pair((c, s) -> {
+            c.configureBlocking(false);
+            int size = 1 << 20;
+            ByteBuffer b1 = Sdp.allocateDirect(size);
+            ByteBuffer b2 = Sdp.allocateDirect(size);
+            fill(b1, 0, size);
+            fill(b2, size, size);
+            SoftFaults faults = ((SoftDevice) SdpRuntime.stack().rdmaDevice()).faults();
+            try (Selector sel = JSDP.openSelector()) {
+                SelectionKey key = c.register(sel, SelectionKey.OP_WRITE);
+                AtomicInteger done = new AtomicInteger();
+                Sdp.writeZeroCopy(c, new ByteBuffer[] {b1}, (x, f) -> done.incrementAndGet());
+                Sdp.writeZeroCopy(c, new ByteBuffer[] {b2}, (x, f) -> done.incrementAndGet()); // waits for b1
+                assertEquals(0, sel.selectNow(), "OP_WRITE is masked while buffers are handed over");
+                faults.preemptPoster(Thread.currentThread(), TimeUnit.MILLISECONDS.toNanos(300));
+                Future<Long> reader = TestThreads.POOL.submit(() -> readAndCheck(s, 2L * size, ByteBuffer.allocateDirect(size)));
+                long timeoutMs = 20_000;
+                while (done.get() < 2) {
+                    long t0 = System.nanoTime();
+                    int n = sel.select(timeoutMs);
+                    long sleptMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+                    assertTrue(n > 0 || sleptMs < timeoutMs, () -> "the selection slept its whole timeout: done "
+                        + done.get() + ", " + snapshot(c));
+                }
+                faults.preemptPoster(null, 0);
+                assertEquals(2L * size, reader.get(10, TimeUnit.SECONDS).longValue());
+                assertTrue(key.isWritable(), "OP_WRITE after the last done");
+            } finally {
+                faults.clear();
+            }
+            Sdp.free(b1);
+            Sdp.free(b2);
         });
     }
 

@@ -18,6 +18,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *       movement (catches reuse of a send buffer before its completion).</li>
  *   <li>{@link #readDelayNs(long)}: RDMA READs move their data this much later, without holding up
  *       later requests, so a later unfenced SEND overtakes them (as the specification allows).</li>
+ *   <li>{@link #preemptPoster(Thread, long)}: a thread is held after each send request it posts was
+ *       carried out, as a scheduler preempting it there would (on 2 busy CPUs, milliseconds), so what
+ *       the request caused at the peer may come back before the poster goes on.</li>
  *   <li>{@link #dropConnectRequests(boolean)}: connect requests sent from this device are lost, so the
  *       connect ends in {@code UNREACHABLE}.</li>
  *   <li>{@link #blackhole(InetAddress)}: address resolution towards that address never answers and
@@ -31,6 +34,8 @@ public final class SoftFaults {
     private volatile Runnable linkListener;
     private volatile long operationDelayNs;
     private volatile long readDelayNs;
+    private volatile Thread preemptedPoster;
+    private volatile long preemptNs;
     private volatile boolean dropConnectRequests;
     private volatile long cmEventDelayNs;
     private final Set<InetAddress> blackholes = ConcurrentHashMap.newKeySet();
@@ -92,6 +97,21 @@ public final class SoftFaults {
     }
 
     /**
+     * Holds {@code thread} for {@code ns} after each send request it posts on this device was carried
+     * out, before the post returns: the caller's next steps (a poll of its completion queue) find what
+     * the peer answered meanwhile.
+     *
+     * @param thread the poster, or null for none
+     * @param ns how long
+     * @return this
+     */
+    public SoftFaults preemptPoster(Thread thread, long ns) {
+        this.preemptNs = ns;
+        this.preemptedPoster = thread;
+        return this;
+    }
+
+    /**
      * Loses every connect request sent from this device.
      *
      * @param drop true to lose them
@@ -143,6 +163,7 @@ public final class SoftFaults {
         linkDown = false;
         operationDelayNs = 0;
         readDelayNs = 0;
+        preemptedPoster = null;
         dropConnectRequests = false;
         cmEventDelayNs = 0;
         blackholes.clear();
@@ -157,6 +178,16 @@ public final class SoftFaults {
 
     long readDelayNs() {
         return readDelayNs;
+    }
+
+    /** After a post: holds the calling thread when it is the preempted poster. */
+    void afterPost() {
+        if (preemptedPoster == Thread.currentThread()) {
+            long until = System.nanoTime() + preemptNs;
+            for (long left = preemptNs; left > 0; left = until - System.nanoTime()) {
+                java.util.concurrent.locks.LockSupport.parkNanos(left);
+            }
+        }
     }
 
     boolean dropsConnectRequests() {

@@ -254,10 +254,11 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
             } else {
                 progressLocked();
             }
-            return Errno.OK;
         } finally {
             sqLock.unlock();
         }
+        device.faults().afterPost();
+        return Errno.OK;
     }
 
     @Override

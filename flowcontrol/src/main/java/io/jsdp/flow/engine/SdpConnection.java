@@ -341,6 +341,15 @@ public final class SdpConnection {
     /** The JFR event of the current stall, when a recording wants it. */
     private io.jsdp.flow.events.CreditStallEvent stallEvent;
     private int lastNotifiedOps = -1;
+    /**
+     * How often an event of the zero-copy transfers ended the last one holding an application's
+     * buffer ({@link LargeTransfers#holdsOutput()} went false): the listener hears of each even when
+     * the ready operations are the same as when last told — a write that advertised a buffer and, still
+     * holding the lock, took the peer's report that it was read turned OP_WRITE off and on again, and the
+     * buffer waits for the application's next write to be settled.
+     */
+    private long heldReleases;
+    private long lastNotifiedHeldReleases;
     /** Capability bits both sides use (the HelloAck's). */
     private int negotiated;
     /** The peer's {@code max_adverts}: SrcAvails it accepts outstanding. */
@@ -1725,8 +1734,13 @@ public final class SdpConnection {
             handleReceiveLocked(wc, index);
             return;
         }
-        if (kind == KIND_ZCOPY && large != null && state != State.FAILED && large.onCompletion(wc.wrId() & INDEX_MASK, wc)) {
-            return;
+        if (kind == KIND_ZCOPY && large != null && state != State.FAILED) {
+            boolean held = large.holdsOutput();
+            boolean taken = large.onCompletion(wc.wrId() & INDEX_MASK, wc);
+            countHeldReleaseLocked(held);
+            if (taken) {
+                return;
+            }
         }
         if (kind == KIND_ZCOPY && !wc.isSuccess() && state == State.FINISHED && peerGone && remoteAtHead) {
             // a READ from a peer that went away meanwhile failed: the reader waiting for it gets the reset now
@@ -1909,7 +1923,9 @@ public final class SdpConnection {
                 }
                 long size = want == 0 ? 0 : complH.wrap(bsdh.buffer(), off).size();
                 postReceiveLocked(buf);
+                boolean held = large.holdsOutput();
                 large.onControl(mid, size, ack);
+                countHeldReleaseLocked(held);
             }
             case MessageId.DISCONN -> {
                 if (payload > 0) {
@@ -3179,6 +3195,13 @@ public final class SdpConnection {
         }
     }
 
+    /** Counts a zero-copy event that let go of the last application buffer held ({@link #heldReleases}). */
+    private void countHeldReleaseLocked(boolean heldBefore) {
+        if (heldBefore && !large.holdsOutput()) {
+            heldReleases++;
+        }
+    }
+
     /** Unlocks, then tells the listener and the owning SDP listener what changed (no lock held). */
     private void unlockAndNotify() {
         unlockAndNotifyOnly();
@@ -3197,8 +3220,9 @@ public final class SdpConnection {
         boolean notify = false;
         if (l != null) {
             ops = readyOpsLocked();
-            notify = ops != lastNotifiedOps;
+            notify = ops != lastNotifiedOps || heldReleases != lastNotifiedHeldReleases;
             lastNotifiedOps = ops;
+            lastNotifiedHeldReleases = heldReleases;
         }
         lock.unlock();
         if (ownerNotice && o != null) {
