@@ -11,7 +11,8 @@ import java.util.SplittableRandom;
 
 /**
  * {@code --rounds N}: an A/B comparison of {@code rr} latency that can decide a difference of about 1 %
- * (issue 10's tracing target). One run of each arm cannot: the p50 moves in 10 ns steps (1.5 % of
+ * (issue 10's tracing target), or of {@code stream} throughput, whose 1 s points move by a factor of
+ * two or more from one JVM launch to the next on this VM (issues 8 and 9). One run of each arm cannot: the p50 moves in 10 ns steps (1.5 % of
  * 0.65 µs) and this VM switches between two core-to-core speeds (0.65 and 1.2 µs round trips) from one
  * JVM start to the next. So A and B run in alternating rounds — round 1 A then B, round 2 B then A, ... —
  * each arm in fresh JVMs, and each round gives the ratio B/A of the two arms' round-trip times: of their
@@ -61,10 +62,21 @@ final class AbRounds {
      */
     static final List<String> METRICS = List.of("iqmean_us", "mean_us", "p50_us");
 
+    /** {@code stream}'s figure: throughput (B/A above 1: B is faster). */
+    static final List<String> STREAM_METRICS = List.of("gbps");
+
+    /** The figures compared for the run's one scenario. */
+    static List<String> metrics(Scenario s) {
+        return s == Scenario.STREAM ? STREAM_METRICS : METRICS;
+    }
+
     static void run(Options o) throws IOException, InterruptedException {
         Arm[] arms = arms(o);
-        int[] sizes = o.sizes.get(Scenario.RR);
-        int m = METRICS.size();
+        Scenario scenario = o.scenarios.iterator().next();
+        List<String> metrics = metrics(scenario);
+        String sc = scenario.id();
+        int[] sizes = o.sizes.get(scenario);
+        int m = metrics.size();
         System.out.println("# jsdp-bench A/B " + JsdpBench.command(o) + " rounds=" + o.rounds);
         System.out.println("# " + Instant.now().truncatedTo(ChronoUnit.SECONDS) + ", load average "
             + JsdpBench.loadAverage() + ", " + JsdpBench.cpuModel());
@@ -85,14 +97,21 @@ final class AbRounds {
                 }
                 for (int s = 0; s < sizes.length; s++) {
                     for (int i = 0; i < m; i++) {
-                        v[r][arm][s][i] = value(env.results, sizes[s], METRICS.get(i));
-                        csv.add(new Result("rr", a.transport.id(), a.csvVariant, sizes[s],
-                            String.format(Locale.ROOT, "r%02d_", r + 1) + METRICS.get(i), v[r][arm][s][i], "us"));
+                        v[r][arm][s][i] = value(env.results, sc, sizes[s], metrics.get(i));
+                        csv.add(new Result(sc, a.transport.id(), a.csvVariant, sizes[s],
+                            String.format(Locale.ROOT, "r%02d_", r + 1) + metrics.get(i), v[r][arm][s][i],
+                            scenario == Scenario.STREAM ? "Gbit/s" : "us"));
                     }
                 }
             }
             for (int s = 0; s < sizes.length; s++) {
                 double[][] x = {v[r][0][s], v[r][1][s]};
+                if (scenario == Scenario.STREAM) {
+                    System.out.println(String.format(Locale.ROOT,
+                        "# round %d/%d (%s first) stream %d B: A %.3f Gbit/s | B %.3f Gbit/s | B/A %.4f",
+                        r + 1, o.rounds, first == 0 ? "A" : "B", sizes[s], x[0][0], x[1][0], x[1][0] / x[0][0]));
+                    continue;
+                }
                 System.out.println(String.format(Locale.ROOT,
                     "# round %d/%d (%s first) rr %d B: A iqmean %.4f mean %.4f p50 %.3f us | B iqmean %.4f mean %.4f"
                         + " p50 %.3f us | B/A iqmean %.4f mean %.4f",
@@ -114,18 +133,19 @@ final class AbRounds {
                 double[] ci = bootstrapMedianInterval(ratios, RESAMPLES, SEED);
                 double[] sorted = ratios.clone();
                 Arrays.sort(sorted);
-                String metric = METRICS.get(i).substring(0, METRICS.get(i).length() - 3);
+                String metric = scenario == Scenario.STREAM ? metrics.get(i)
+                    : metrics.get(i).substring(0, metrics.get(i).length() - 3);
                 System.out.println(String.format(Locale.ROOT,
-                    "rr %d B %-6s B/A median %.4f (%+.2f %%), min %.4f, max %.4f, 95 %% interval [%.4f, %.4f]",
+                    sc + " %d B %-6s B/A median %.4f (%+.2f %%), min %.4f, max %.4f, 95 %% interval [%.4f, %.4f]",
                     sizes[s], metric, med, (med - 1) * 100, sorted[0], sorted[sorted.length - 1], ci[0], ci[1]));
                 String t = arms[1].transport.id();
                 String variant = arms[1].csvVariant;
                 String prefix = "ab_" + metric + "_ratio_";
-                csv.add(new Result("rr", t, variant, sizes[s], prefix + "median", med, "ratio"));
-                csv.add(new Result("rr", t, variant, sizes[s], prefix + "min", sorted[0], "ratio"));
-                csv.add(new Result("rr", t, variant, sizes[s], prefix + "max", sorted[sorted.length - 1], "ratio"));
-                csv.add(new Result("rr", t, variant, sizes[s], prefix + "ci95_lo", ci[0], "ratio"));
-                csv.add(new Result("rr", t, variant, sizes[s], prefix + "ci95_hi", ci[1], "ratio"));
+                csv.add(new Result(sc, t, variant, sizes[s], prefix + "median", med, "ratio"));
+                csv.add(new Result(sc, t, variant, sizes[s], prefix + "min", sorted[0], "ratio"));
+                csv.add(new Result(sc, t, variant, sizes[s], prefix + "max", sorted[sorted.length - 1], "ratio"));
+                csv.add(new Result(sc, t, variant, sizes[s], prefix + "ci95_lo", ci[0], "ratio"));
+                csv.add(new Result(sc, t, variant, sizes[s], prefix + "ci95_hi", ci[1], "ratio"));
             }
         }
         System.out.println("# done " + Instant.now().truncatedTo(ChronoUnit.SECONDS) + ", load average "
@@ -136,13 +156,13 @@ final class AbRounds {
         }
     }
 
-    private static double value(List<Result> results, int size, String metric) throws IOException {
+    private static double value(List<Result> results, String scenario, int size, String metric) throws IOException {
         for (Result r : results) {
-            if (r.scenario().equals("rr") && r.size() == size && r.metric().equals(metric)) {
+            if (r.scenario().equals(scenario) && r.size() == size && r.metric().equals(metric)) {
                 return r.value();
             }
         }
-        throw new IOException("the worker reported no rr " + metric + " for " + size + " B");
+        throw new IOException("the worker reported no " + scenario + " " + metric + " for " + size + " B");
     }
 
     /** The median; the mean of the middle two for an even count. */

@@ -33,8 +33,9 @@ final class Options {
         "  --one-jvm            client and server in one JVM (default: two, the CLI starts both)",
         "  --pin                taskset: client JVM on CPU 0, server JVM on CPU 1 (one JVM: CPUs 0,1)",
         "  --jvm-arg ARG        an extra option for the worker JVMs (repeatable), e.g. -Xmx1g",
-        "  --rounds N           A/B: rr only; N rounds, each running A and B (alternating which goes first), each",
-        "                       in fresh JVMs; per round the mean latencies and B/A, at the end the median ratio",
+        "  --rounds N           A/B: rr or stream alone; N rounds, each running A and B (alternating which goes",
+        "                       first), each in fresh JVMs; per round the latencies (rr) or throughputs (stream) and",
+        "                       B/A, at the end the median ratio",
         "                       with min/max and a bootstrap 95 % interval. A and B: the run's two series",
         "                       (e.g. --transports sdp --sdp-variants credit-notrace,credit), or its one series and",
         "                       that series with --ab-jvm-arg",
@@ -240,8 +241,8 @@ final class Options {
             }
             return;
         }
-        if (!b.scenarios.equals(Set.of(Scenario.RR))) {
-            throw new IllegalArgumentException("--rounds compares rr latencies: give the scenario rr alone");
+        if (!b.scenarios.equals(Set.of(Scenario.RR)) && !b.scenarios.equals(Set.of(Scenario.STREAM))) {
+            throw new IllegalArgumentException("--rounds compares rr latencies or stream throughputs: give rr or stream alone");
         }
         if (b.report != null) {
             throw new IllegalArgumentException("--rounds writes no --report (use --csv)");

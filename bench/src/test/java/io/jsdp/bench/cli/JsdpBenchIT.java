@@ -120,6 +120,25 @@ class JsdpBenchIT {
     }
 
     @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void streamAbRoundsCompareThroughputs() throws Exception {
+        Path csv = dir.resolve("ab-stream.csv");
+        String out = run("stream", "--one-jvm", "--transports", "sdp", "--sdp-variants", "bcopy,zcopy", "--sizes", "1048576",
+            "--rounds", "2", "--warmup-ms", "10", "--duration-ms", "40", "--jvm-warmup-ms", "0", "--csv", csv.toString());
+        assertTrue(out.contains("# A = sdp/bcopy, B = sdp/zcopy"), out);
+        assertTrue(out.contains("# round 1/2 (A first) stream 1048576 B: A "), out);
+        assertTrue(out.contains("# round 2/2 (B first) stream 1048576 B: A "), out);
+        assertTrue(out.contains("stream 1048576 B gbps   B/A median "), out);
+        Set<String> metrics = new TreeSet<>();
+        for (Result r : Result.readCsv(csv)) {
+            metrics.add(r.variant() + " " + r.metric());
+            assertTrue(r.value() > 0, r.toString());
+        }
+        assertTrue(metrics.containsAll(List.of("bcopy r01_gbps", "zcopy r02_gbps", "zcopy ab_gbps_ratio_median",
+            "zcopy ab_gbps_ratio_ci95_lo")), metrics.toString());
+    }
+
+    @Test
     @Timeout(value = 30, unit = TimeUnit.SECONDS)
     void badArgumentsExitWithUsage() throws Exception {
         List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar",

@@ -139,8 +139,11 @@ class OptionsTest {
 
     @Test
     void roundsRejectWhatTheyCannotCompare() {
-        assertThrows(IllegalArgumentException.class, () -> Options.parse("stream", "--transports", "sdp", "--sdp-variants",
-            "credit,nic", "--rounds", "3"), "rr only");
+        assertThrows(IllegalArgumentException.class, () -> Options.parse("rr,stream", "--transports", "sdp", "--sdp-variants",
+            "credit,nic", "--rounds", "3"), "one scenario");
+        assertThrows(IllegalArgumentException.class, () -> Options.parse("progress", "--transports", "sdp", "--sdp-variants",
+            "credit,nic", "--rounds", "3"), "rr or stream");
+        assertEquals(3, Options.parse("stream", "--transports", "sdp", "--sdp-variants", "bcopy,zcopy", "--rounds", "3").rounds);
         assertThrows(IllegalArgumentException.class, () -> Options.parse("rr", "--transports", "sdp,tcp", "--sdp-variants",
             "credit,nic", "--rounds", "3"), "three series");
         assertThrows(IllegalArgumentException.class, () -> Options.parse("rr", "--transports", "sdp", "--sdp-variants",
