@@ -49,7 +49,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class AsyncZeroCopyEdgeTest {
     static final SelectorProvider JSDP = new SdpSelectorProvider();
-    static final int THRESHOLD = 256 * 1024;
+    static final int THRESHOLD = io.jsdp.flow.engine.SdpOptions.ZCOPY_THRESHOLD_DEFAULT;
     static final byte GARBAGE = (byte) 0xEE;
 
     private static byte at(long i) {

@@ -60,7 +60,7 @@ class ZeroCopyChannelTest {
                 c.connect(ss.getLocalAddress());
                 try (SocketChannel s = ss.accept()) {
                     assertTrue(c.getOption(SdpSocketOptions.TRANSPORT).startsWith("sdp"), c.getOption(SdpSocketOptions.TRANSPORT));
-                    assertEquals(256 * 1024, c.getOption(SdpSocketOptions.ZCOPY_THRESHOLD));
+                    assertEquals(512 * 1024, c.getOption(SdpSocketOptions.ZCOPY_THRESHOLD));
                     SdpSocketChannel sc = (SdpSocketChannel) c;
 
                     ByteBuffer device = Sdp.allocateDirect(SIZE);

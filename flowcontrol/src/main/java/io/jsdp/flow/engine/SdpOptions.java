@@ -75,11 +75,12 @@ public final class SdpOptions {
      */
     public static final String ZCOPY_THRESHOLD_PROP = "jsdp.zcopy.threshold";
     /**
-     * Default of {@link #ZCOPY_THRESHOLD_PROP}: 256 KiB, where zero copy overtook buffer copy in the
-     * sweeps of {@code docs/results/zcopy.md} (OFED's 64 KiB lost there: a synchronous transfer costs a
-     * round trip per write).
+     * Default of {@link #ZCOPY_THRESHOLD_PROP}: 512 KiB, the smallest size of the A/B sweep in
+     * {@code docs/results/zcopy.md} at which zero copy is not slower than buffer copy in one JVM
+     * (1.09×) and faster across two (1.79×); at 256 KiB it was slower in both (0.72×, 0.83×), at 64 KiB,
+     * OFED's default, five times slower: a synchronous transfer costs a round trip per write.
      */
-    public static final int ZCOPY_THRESHOLD_DEFAULT = 256 * 1024;
+    public static final int ZCOPY_THRESHOLD_DEFAULT = 512 * 1024;
     /** The smallest non-zero threshold: smaller writes never gain from an RDMA round trip. */
     public static final int ZCOPY_THRESHOLD_MIN = 4096;
 
