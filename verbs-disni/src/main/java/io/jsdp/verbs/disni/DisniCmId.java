@@ -138,8 +138,9 @@ final class DisniCmId implements CmId, DisniObject {
             if (state != State.IDLE && state != State.BOUND) {
                 throw new VerbsException(Errno.EINVAL, "resolveAddress: id is " + state);
             }
+            long startNs = System.nanoTime(); // librdmacm's timer starts inside the call
             device.cm.resolveAddr(r, null, d, timeoutMs);
-            startQuery(State.ADDR_QUERY, timeoutMs);
+            startQuery(State.ADDR_QUERY, timeoutMs, startNs);
         } catch (VerbsException e) {
             throw e; // the adapter's own refusal, not DiSNI's
         } catch (IOException e) {
@@ -160,8 +161,9 @@ final class DisniCmId implements CmId, DisniObject {
             if (state != State.ADDR_RESOLVED) {
                 throw new VerbsException(Errno.EINVAL, "resolveRoute: id is " + state + ", resolve the address first");
             }
+            long startNs = System.nanoTime();
             device.cm.resolveRoute(r, timeoutMs);
-            startQuery(State.ROUTE_QUERY, timeoutMs);
+            startQuery(State.ROUTE_QUERY, timeoutMs, startNs);
         } catch (VerbsException e) {
             throw e; // the adapter's own refusal, not DiSNI's
         } catch (IOException e) {
@@ -171,10 +173,16 @@ final class DisniCmId implements CmId, DisniObject {
         }
     }
 
-    /** A resolution waits for its event; librdmacm ends it at the timeout, the adapter at twice that, at the latest. */
-    private void startQuery(State query, int timeoutMs) {
+    /**
+     * A resolution waits for its event; librdmacm ends it at the timeout, the adapter at twice that, at the
+     * latest. The start is taken before the call into DiSNI, whose timer starts inside it: taken after, a
+     * caller descheduled on its way out of the call saw the timeout's ADDR_ERROR reported as
+     * {@code -EHOSTUNREACH} instead of {@code -ETIMEDOUT} (a CI run of DisniChainCmConformanceTest next to a
+     * build on the 2 CPUs).
+     */
+    private void startQuery(State query, int timeoutMs, long startNs) {
         state = query;
-        queryStartNs = System.nanoTime();
+        queryStartNs = startNs;
         queryTimeoutNs = TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         deadlineNs = queryStartNs + 2 * queryTimeoutNs + TimeUnit.MILLISECONDS.toNanos(100);
     }
