@@ -42,7 +42,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * The edges of zero copy through the provider found by the review of issue 9: a {@code done} that
- * throws, the last {@code done} delivered by another thread than the selector's, hand-overs racing a
+ * throws, the last {@code done} delivered by another thread than the selector's or made possible during
+ * the selection's own poll, hand-overs racing a
  * close or a shutdown, a close with transfers the peer already finished, a mode change or an interrupt
  * while a blocking read's buffer is advertised (SinkAvail), and a timed read that withdraws it.
  */

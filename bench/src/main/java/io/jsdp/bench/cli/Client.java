@@ -215,7 +215,7 @@ final class Client {
                 // Nagle's rule for the bulk writer (SDP: a partly filled slot waits for the one in flight)
                 c.channel.setOption(StandardSocketOptions.TCP_NODELAY, false);
             }
-            c.writeHeader(Conn.SINK, size, 0, 0);
+            c.writeHeader(Conn.SINK, size, options.streamReadBytes, 0); // the reader's buffer, 0: the write size
             ByteBuffer b = Conn.allocate(size, options.direct);
             long written = 0;
             long end = System.nanoTime() + warmupNs();

@@ -234,7 +234,8 @@ public final class JsdpBench {
         return String.join(" ", parts.subList(0, 1)) + " transports=" + o.transports.stream().map(Transport::id)
             .reduce((a, b) -> a + "," + b).orElse("") + " sdp-variants=" + o.sdpVariants.stream().map(SdpVariant::name)
             .reduce((a, b) -> a + "," + b).orElse("") + (o.quick ? " quick" : "") + (o.oneJvm ? " one-jvm" : " two-jvms")
-            + (o.pin ? " pinned" : " unpinned") + (o.streamNagle ? " stream-nagle" : "") + " buffer=" + (o.direct ? "direct" : "heap") + " warmup=" + o.warmupMs
+            + (o.pin ? " pinned" : " unpinned") + (o.streamNagle ? " stream-nagle" : "")
+            + (o.streamReadBytes > 0 ? " stream-read-bytes=" + o.streamReadBytes : "") + " buffer=" + (o.direct ? "direct" : "heap") + " warmup=" + o.warmupMs
             + "ms duration=" + o.durationMs + "ms" + (o.jvmArgs.isEmpty() ? "" : " jvm-args=" + String.join(" ", o.jvmArgs));
     }
 

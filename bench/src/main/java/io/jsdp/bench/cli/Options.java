@@ -28,6 +28,7 @@ final class Options {
         "  --duration-ms N      measured time per point (default 3000; --quick 250)",
         "  --jvm-warmup-ms N    unmeasured round trips and stream before the first point (default 3000; --quick 2000)",
         "  --stream-nagle       stream: the writer without TCP_NODELAY (Nagle's rule; SDP coalesces) (default: TCP_NODELAY on everywhere)",
+        "  --stream-read-bytes N  stream: the reader's buffer (netperf's -M; e.g. 65536, the socket buffer) (default: the write size)",
         "  --window N           rate: requests in flight (default 16)",
         "  --buffer heap|direct the application's read/write buffers (default direct)",
         "  --one-jvm            client and server in one JVM (default: two, the CLI starts both)",
@@ -59,6 +60,8 @@ final class Options {
     final long jvmWarmupMs;
     final int window;
     final boolean streamNagle;
+    /** {@code stream}: the reader's buffer size; 0: the write size. */
+    final int streamReadBytes;
     final boolean direct;
     final boolean oneJvm;
     final boolean pin;
@@ -84,6 +87,7 @@ final class Options {
         jvmWarmupMs = b.jvmWarmupMs;
         window = b.window;
         streamNagle = b.streamNagle;
+        streamReadBytes = b.streamReadBytes;
         direct = b.direct;
         oneJvm = b.oneJvm;
         pin = b.pin;
@@ -175,6 +179,9 @@ final class Options {
                 }
                 case "--stream-nagle":
                     b.streamNagle = true;
+                    break;
+                case "--stream-read-bytes":
+                    b.streamReadBytes = ints(value(args, ++i, a), a, 1, 1 << 30)[0];
                     break;
                 case "--one-jvm":
                     b.oneJvm = true;
@@ -305,6 +312,10 @@ final class Options {
         if (streamNagle) {
             out.add("--stream-nagle");
         }
+        if (streamReadBytes > 0) {
+            out.add("--stream-read-bytes");
+            out.add(Integer.toString(streamReadBytes));
+        }
         out.add(SIZES_SPEC);
         out.add(sizesSpec());
         return out;
@@ -349,6 +360,7 @@ final class Options {
         long jvmWarmupMs;
         int window = 16;
         boolean streamNagle;
+        int streamReadBytes;
         boolean direct = true;
         boolean oneJvm;
         boolean pin;

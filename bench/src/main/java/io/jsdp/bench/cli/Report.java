@@ -292,7 +292,8 @@ final class Report {
             .append(env.loadAfter).append(" |\n");
         md.append("| JVMs | ").append(o.oneJvm ? "one (client and server threads in one JVM)" : "two (client and server)")
             .append(", ").append(o.pin ? "pinned with taskset" : "unpinned").append(" |\n");
-        md.append("| buffers | ").append(o.direct ? "direct" : "heap").append(" ByteBuffers |\n");
+        md.append("| buffers | ").append(o.direct ? "direct" : "heap").append(" ByteBuffers; the stream reader's ")
+            .append(o.streamReadBytes > 0 ? o.streamReadBytes + " bytes (--stream-read-bytes)" : "as large as a write").append(" |\n");
         md.append("| TCP_NODELAY | on for every connection").append(o.streamNagle ? ", except stream writers (Nagle's rule, --stream-nagle)" : "")
             .append(" (SDP: `noDelay`; not applicable to uds) |\n");
         md.append("| per point | warm-up ").append(o.warmupMs).append(" ms, measured ").append(o.durationMs)

@@ -92,7 +92,7 @@ final class Server implements AutoCloseable {
                     break;
                 }
                 case Conn.SINK: {
-                    ByteBuffer b = Conn.allocate(h[1], direct);
+                    ByteBuffer b = Conn.allocate(h[2] > 0 ? h[2] : h[1], direct); // --stream-read-bytes, else the write size
                     long total = 0;
                     int n;
                     while ((n = c.read(b)) >= 0) {
