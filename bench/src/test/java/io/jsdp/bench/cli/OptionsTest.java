@@ -63,7 +63,8 @@ class OptionsTest {
     @Test
     void workersParseTheMeasurementSettingsBack() {
         Options o = Options.parse("rr,progress", "--sizes", "3,5", "--computes", "0,7", "--warmup-ms", "11",
-            "--duration-ms", "13", "--buffer", "heap", "--window", "2", "--jvm-warmup-ms", "17", "--stream-nagle");
+            "--duration-ms", "13", "--buffer", "heap", "--window", "2", "--jvm-warmup-ms", "17", "--stream-nagle",
+            "--stream-read-bytes", "65536");
         Options back = Options.parse(o.childArgs().toArray(new String[0]));
         assertEquals(o.scenarios, back.scenarios);
         assertArrayEquals(o.sizes.get(Scenario.RR), back.sizes.get(Scenario.RR));
@@ -75,6 +76,9 @@ class OptionsTest {
         assertFalse(back.direct);
         assertTrue(back.streamNagle);
         assertFalse(Options.parse("stream").streamNagle);
+        assertEquals(65536, back.streamReadBytes);
+        assertEquals(0, Options.parse("stream").streamReadBytes, "the reader's buffer is the write size");
+        assertThrows(IllegalArgumentException.class, () -> Options.parse("stream", "--stream-read-bytes", "0"));
     }
 
     @Test
