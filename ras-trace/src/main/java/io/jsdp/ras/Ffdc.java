@@ -86,7 +86,8 @@ public final class Ffdc {
     }
 
     /**
-     * Captures one failure. Cheap enough for every abort, but not for hot paths.
+     * Captures one failure, logged at {@link TraceLevel#ERROR}. Cheap enough for every abort, but not for
+     * hot paths.
      *
      * @param component the reporting component, e.g. {@code "sdp"}
      * @param kind a constant naming the failure, e.g. {@code "protocol.MSEQ_OUT_OF_ORDER"}
@@ -95,6 +96,22 @@ public final class Ffdc {
      * @return the record
      */
     public static FfdcRecord capture(String component, String kind, String summary, String snapshot) {
+        return capture(TraceLevel.ERROR, component, kind, summary, snapshot);
+    }
+
+    /**
+     * Captures one failure whose log line has {@code level}: the record (kept, and written to a file)
+     * is the same at every level; {@link TraceLevel#RARE} is for a failure the application does not see
+     * as one (a peer process that died after reading everything: an orderly end of the stream here).
+     *
+     * @param level the log line's level, {@link TraceLevel#ERROR} or {@link TraceLevel#RARE}
+     * @param component the reporting component, e.g. {@code "sdp"}
+     * @param kind a constant naming the failure
+     * @param summary one line: what failed, where
+     * @param snapshot the failing object's state, several lines
+     * @return the record
+     */
+    public static FfdcRecord capture(int level, String component, String kind, String summary, String snapshot) {
         List<String> history = new ArrayList<>();
         long origin = System.nanoTime();
         List<TraceRecord> recent = Trace.flightRecorder().snapshot();
@@ -113,7 +130,7 @@ public final class Ffdc {
             }
             RECENT.addLast(record);
         }
-        TRACE.message(TraceLevel.ERROR, "ffdc." + component, "FFDC " + record.id() + " " + kind + ": " + summary);
+        TRACE.message(level, "ffdc." + component, "FFDC " + record.id() + " " + kind + ": " + summary);
         write(record);
         return record;
     }

@@ -2823,7 +2823,10 @@ public final class SdpConnection {
         disconnReceived = true;
         failure = Failure.RESET_BY_PEER;
         failureDetail = why + ": reads end, writes are reset";
-        Ffdc.capture("sdp", "connection.PEER_GONE", "connection " + connectionId + " " + failureDetail, snapshotLocked());
+        // the application sees an orderly end (EOF, as after a dead process's FIN): the record is kept, its log
+        // line is RARE (tear-down), not ERROR — a normal exit of the peer is no error here
+        Ffdc.capture(TraceLevel.RARE, "sdp", "connection.PEER_GONE", "connection " + connectionId + " " + failureDetail,
+            snapshotLocked());
         transition(State.FINISHED);
         cancelTimersLocked();
         maybeReleaseLocked();
