@@ -91,6 +91,13 @@ class AsyncZeroCopyEdgeTest {
         }
     }
 
+    /** A device buffer of {@code len} bytes holding the stream's bytes from {@code offset}. */
+    private static ByteBuffer streamBuffer(long offset, int len) {
+        ByteBuffer b = Sdp.allocateDirect(len);
+        fill(b, offset, len);
+        return b;
+    }
+
     private interface Body {
         void run(SocketChannel c, SocketChannel s) throws Exception;
     }
@@ -124,10 +131,8 @@ class AsyncZeroCopyEdgeTest {
         pair((c, s) -> {
             c.configureBlocking(false);
             int size = 1 << 20;
-            ByteBuffer b1 = Sdp.allocateDirect(size);
-            ByteBuffer b2 = Sdp.allocateDirect(size);
-            fill(b1, 0, size);
-            fill(b2, size, size);
+            ByteBuffer b1 = streamBuffer(0, size);
+            ByteBuffer b2 = streamBuffer(size, size);
             List<Throwable> uncaught = new CopyOnWriteArrayList<>();
             Thread me = Thread.currentThread();
             me.setUncaughtExceptionHandler((t, e) -> uncaught.add(e));
@@ -222,10 +227,8 @@ class AsyncZeroCopyEdgeTest {
         pair((c, s) -> {
             c.configureBlocking(false);
             int size = 1 << 20;
-            ByteBuffer b1 = Sdp.allocateDirect(size);
-            ByteBuffer b2 = Sdp.allocateDirect(size);
-            fill(b1, 0, size);
-            fill(b2, size, size);
+            ByteBuffer b1 = streamBuffer(0, size);
+            ByteBuffer b2 = streamBuffer(size, size);
             SoftFaults faults = ((SoftDevice) SdpRuntime.stack().rdmaDevice()).faults();
             try (Selector sel = JSDP.openSelector()) {
                 SelectionKey key = c.register(sel, SelectionKey.OP_WRITE);

@@ -67,9 +67,9 @@ final class SinkAvailWriter {
      * Whether the engine must keep its queue armed for every completion: a WRITE or a SinkCancelAck waits
      * for credits. The peer's SinkAvailCancel, which must be answered while our application makes no call
      * (or the peer's reader waits for {@code jsdp.zcopy.cancelTimeoutMs} and resets), comes as a solicited
-     * event instead (the engine arms for solicited events once the application makes no call): keeping the queue armed for
-     * everything woke the progress thread at every completion and, on 2 CPUs busy computing, tripled the
-     * progress test's iterations at 400 µs and more of computation.
+     * event instead (the engine arms for solicited events once the application makes no call): keeping
+     * the queue armed for everything woke the progress thread at every completion and, on 2 CPUs busy
+     * computing, tripled the progress test's iterations at 400 µs and more of computation.
      */
     boolean hasPendingOutput() {
         return state == WAIT_POST || books.ackDue();
