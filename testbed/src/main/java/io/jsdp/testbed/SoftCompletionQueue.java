@@ -183,7 +183,7 @@ final class SoftCompletionQueue extends CqFields implements CompletionQueue, Sof
             if (x.length != 0) {
                 boolean found = false;
                 for (SoftQueuePair q : x) {
-                    found |= q.xpService(this);
+                    found |= (q.xpService(this) & SoftQueuePair.SERVICE_FOUND) != 0;
                 }
                 if (found) {
                     n = take(completions, limit);

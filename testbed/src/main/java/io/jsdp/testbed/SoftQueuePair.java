@@ -1491,20 +1491,37 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
 
     // ------------------------------------------------------------------ across processes: who looks
 
+    /** The responder role's lock, which a poller holds while it takes messages (tests hold it as one would). */
+    QpLock receiveLock() {
+        return rqLock;
+    }
+
+    /** {@link #xpService}: something was found (a message taken or an answer completed). */
+    static final int SERVICE_FOUND = 1;
+    /** {@link #xpService}: a role was skipped because another thread held its lock. */
+    static final int SERVICE_CONTENDED = 2;
+
     /**
      * Looks at the wires once: messages for our responder, then answers for our requests. Called by
      * polls of our completion queues (each looks at what feeds it) and by the progress thread (both);
      * skips a role another thread is running.
      *
+     * <p>A role whose lock another thread holds is skipped: that thread is a poller looking itself, a
+     * post, or a state change, all short. The progress thread is told so ({@link #SERVICE_CONTENDED})
+     * and looks again soon rather than at once: retrying at once spun it on the lock of an application
+     * that polls, a whole CPU taken from the pollers it would only have duplicated.
+     *
      * @param polled the completion queue being polled, or null for the progress thread
-     * @return whether anything was found
+     * @return {@link #SERVICE_FOUND} when anything was found, ORed with {@link #SERVICE_CONTENDED} when a
+     *     role was skipped for its lock (progress thread only)
      */
-    boolean xpService(SoftCompletionQueue polled) {
+    int xpService(SoftCompletionQueue polled) {
         XpLink l = link;
         if (l == null) {
-            return false;
+            return 0;
         }
         boolean did = false;
+        boolean contended = false;
         // Messages first: they are what a peer waits for.
         if (polled == null || polled == recvCq) {
             long head = l.rxHead;
@@ -1520,7 +1537,7 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
                         rqLock.unlock();
                     }
                 } else if (polled == null) {
-                    did = true; // the progress thread looks again rather than wait out its timeout
+                    contended = true; // the progress thread looks again soon rather than wait out its timeout
                 }
             }
         }
@@ -1539,7 +1556,7 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
                         sqLock.unlock();
                     }
                 } else if (polled == null) {
-                    did = true;
+                    contended = true;
                 }
             } else if (code == Wire.CODE_RNR || l.tx.responderSilent() || device.faults().isLinkDown()) {
                 xpTimers(System.nanoTime()); // a poller runs the requester's timers while it polls
@@ -1547,7 +1564,7 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
                 l.nudge(l.txAcked); // not acted on yet: wake the responder's process if it lingers
             }
         }
-        return did;
+        return (did ? SERVICE_FOUND : 0) | (contended ? SERVICE_CONTENDED : 0);
     }
 
     /**

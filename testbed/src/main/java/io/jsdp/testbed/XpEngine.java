@@ -51,6 +51,17 @@ final class XpEngine {
      * interrupted more often either.
      */
     static final long IDLE_NS = TimeUnit.MILLISECONDS.toNanos(20);
+    /**
+     * Property: how long the progress thread first waits before it looks again at a queue pair whose lock
+     * another thread held (doubling, up to {@link #CHECK_NS}, while it keeps finding one held).
+     */
+    static final String CONTENDED_WAIT_NS_PROP = "jsdp.soft.contendedWaitNs";
+    /**
+     * 50 µs: the lock's holder (mostly an application polling its queue) does the work itself or is
+     * done soon. Looking again at once (0) spun the thread on the lock of every polling application.
+     */
+    static final long CONTENDED_WAIT_NS_DEFAULT = TimeUnit.MICROSECONDS.toNanos(50);
+    private static final long CONTENDED_NS = contendedWaitProperty();
 
     /**
      * The host-fabric devices of this process, by the name of their device segment: a queue pair whose
@@ -103,6 +114,23 @@ final class XpEngine {
             throw new IllegalArgumentException(WIRE_BYTES_PROP + " must be 4096..1073741824, is " + n);
         }
         return (int) n;
+    }
+
+    private static long contendedWaitProperty() {
+        String v = System.getProperty(CONTENDED_WAIT_NS_PROP);
+        if (v == null || v.isBlank()) {
+            return CONTENDED_WAIT_NS_DEFAULT;
+        }
+        long n;
+        try {
+            n = Long.parseLong(v.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(CONTENDED_WAIT_NS_PROP + " must be an integer, is '" + v + "'", e);
+        }
+        if (n < 0 || n > IDLE_NS) {
+            throw new IllegalArgumentException(CONTENDED_WAIT_NS_PROP + " must be 0.." + IDLE_NS + ", is " + n);
+        }
+        return n;
     }
 
     /** The data area of new wires ({@code jsdp.soft.wireBytes}). */
@@ -227,10 +255,11 @@ final class XpEngine {
         long nextCheck = 0;
         boolean covered = true;
         boolean timing = false;
+        long contendedWait = CONTENDED_NS;
         try {
             while (running) {
                 long observed = doorbell.sequence();
-                boolean did = serviceAll();
+                int service = serviceAll();
                 long now = System.nanoTime();
                 if (recheck || now - nextCheck >= 0) {
                     recheck = false;
@@ -247,11 +276,15 @@ final class XpEngine {
                     }
                     if (!covered) {
                         // The words are set: look once more before waiting (Dekker with the publishers).
-                        did |= serviceAll();
+                        service |= serviceAll();
                     }
                 }
-                if (did) {
+                if ((service & SoftQueuePair.SERVICE_FOUND) != 0) {
+                    contendedWait = CONTENDED_NS;
                     continue;
+                }
+                if ((service & SoftQueuePair.SERVICE_CONTENDED) != 0 && CONTENDED_NS == 0) {
+                    continue; // configured to look again at once
                 }
                 if (qps.isEmpty()) {
                     LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(100));
@@ -259,7 +292,19 @@ final class XpEngine {
                     // Covered or not, wait on the doorbell word: peers ring it when a wire asks, and a
                     // requester whose message lingers unanswered rings it anyway (XpLink.nudge), so a
                     // poller here that stopped without arming does not leave it waiting for our next look.
-                    long r = doorbell.await(observed, timing ? CHECK_NS : IDLE_NS);
+                    // A role skipped for its lock: its holder is running it or will be done soon; look
+                    // again after a short wait (or at a doorbell), not at once and not after IDLE_NS. The
+                    // wait doubles, up to CHECK_NS, while every look finds a lock held: an application
+                    // that keeps polling keeps its queue served.
+                    long wait;
+                    if ((service & SoftQueuePair.SERVICE_CONTENDED) != 0) {
+                        wait = contendedWait;
+                        contendedWait = Math.min(2 * contendedWait, CHECK_NS);
+                    } else {
+                        wait = timing ? CHECK_NS : IDLE_NS;
+                        contendedWait = CONTENDED_NS;
+                    }
+                    long r = doorbell.await(observed, wait);
                     if (r == WaitWord.CLOSED) {
                         return;
                     }
@@ -273,8 +318,8 @@ final class XpEngine {
         }
     }
 
-    private boolean serviceAll() {
-        boolean did = false;
+    private int serviceAll() {
+        int did = 0;
         for (SoftQueuePair q : qps) {
             try {
                 did |= q.xpService(null);

@@ -22,6 +22,8 @@ import io.jsdp.verbs.SendWorkRequest;
 import io.jsdp.verbs.WcOpcode;
 import io.jsdp.verbs.WcStatus;
 import io.jsdp.verbs.WorkCompletion;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -452,5 +454,43 @@ class XpQueuePairTest {
         b.cq.acknowledgeEvents(1);
         assertEquals(1, b.cq.poll(b.wc, 1));
         t.join();
+    }
+
+    /**
+     * A message arrives while another thread holds the responder's lock, as an application polling its
+     * queue does: the progress thread, woken for it, does not spin on the lock (it once looked again at
+     * once, a whole CPU taken from the pollers), and once the lock is free it still delivers the message.
+     */
+    @Test
+    void progressThreadWaitsRatherThanSpinsOnAHeldLockAndStillDelivers() throws Exception {
+        connect(0);
+        assertEquals(Errno.OK, b.recv(1, 0, 64));
+        assertEquals(Errno.OK, b.cq.requestNotify(false)); // b's progress thread covers the queue
+        Thread progress = Thread.getAllStackTraces().keySet().stream()
+            .filter(t -> t.getName().equals("jsdp-" + devB.name() + "-progress")).findFirst().orElseThrow();
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        assertTrue(mx.isThreadCpuTimeSupported(), "thread CPU time is needed for this check");
+        QpLock held = b.qp.receiveLock();
+        held.lock();
+        long holdNs = TimeUnit.MILLISECONDS.toNanos(600);
+        long cpuBefore;
+        long cpuAfter;
+        try {
+            assertEquals(Errno.OK, a.send(1, Opcode.SEND, 0, 0, 8, 0, 0)); // rings b's doorbell
+            cpuBefore = mx.getThreadCpuTime(progress.getId());
+            Thread.sleep(TimeUnit.NANOSECONDS.toMillis(holdNs));
+            cpuAfter = mx.getThreadCpuTime(progress.getId());
+        } finally {
+            held.unlock();
+        }
+        long used = cpuAfter - cpuBefore;
+        assertTrue(used < holdNs / 3, "the progress thread used " + TimeUnit.NANOSECONDS.toMillis(used)
+            + " ms of CPU in " + TimeUnit.NANOSECONDS.toMillis(holdNs) + " ms while the lock was held");
+        assertNotNull(b.ch.await(WAIT_NS), "the message was not delivered once the lock was free");
+        b.cq.acknowledgeEvents(1);
+        WorkCompletion c = b.poll();
+        assertEquals(WcStatus.SUCCESS, c.status());
+        assertEquals(WcOpcode.RECV, c.opcode());
+        assertEquals(8, c.byteLen());
     }
 }
