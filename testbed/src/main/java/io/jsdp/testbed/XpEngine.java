@@ -100,35 +100,27 @@ final class XpEngine {
     }
 
     private static int wireBytesProperty() {
-        String v = System.getProperty(WIRE_BYTES_PROP);
-        if (v == null || v.isBlank()) {
-            return WIRE_BYTES_DEFAULT;
-        }
-        long n;
-        try {
-            n = Long.parseLong(v.trim());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(WIRE_BYTES_PROP + " must be an integer, is '" + v + "'", e);
-        }
-        if (n < 4096 || n > 1 << 30) {
-            throw new IllegalArgumentException(WIRE_BYTES_PROP + " must be 4096..1073741824, is " + n);
-        }
-        return (int) n;
+        return (int) longProperty(WIRE_BYTES_PROP, WIRE_BYTES_DEFAULT, 4096, 1 << 30);
     }
 
     private static long contendedWaitProperty() {
-        String v = System.getProperty(CONTENDED_WAIT_NS_PROP);
+        return longProperty(CONTENDED_WAIT_NS_PROP, CONTENDED_WAIT_NS_DEFAULT, 0, CHECK_NS);
+    }
+
+    /** A system property's integer value within {@code min..max}; its default when unset or blank. */
+    private static long longProperty(String name, long defaultValue, long min, long max) {
+        String v = System.getProperty(name);
         if (v == null || v.isBlank()) {
-            return CONTENDED_WAIT_NS_DEFAULT;
+            return defaultValue;
         }
         long n;
         try {
             n = Long.parseLong(v.trim());
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(CONTENDED_WAIT_NS_PROP + " must be an integer, is '" + v + "'", e);
+            throw new IllegalArgumentException(name + " must be an integer, is '" + v + "'", e);
         }
-        if (n < 0 || n > IDLE_NS) {
-            throw new IllegalArgumentException(CONTENDED_WAIT_NS_PROP + " must be 0.." + IDLE_NS + ", is " + n);
+        if (n < min || n > max) {
+            throw new IllegalArgumentException(name + " must be " + min + ".." + max + ", is " + n);
         }
         return n;
     }
