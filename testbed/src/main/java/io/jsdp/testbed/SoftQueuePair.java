@@ -1503,8 +1503,7 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
 
     /**
      * Looks at the wires once: messages for our responder, then answers for our requests. Called by
-     * polls of our completion queues (each looks at what feeds it) and by the progress thread (both);
-     * skips a role another thread is running.
+     * polls of our completion queues (each looks at what feeds it) and by the progress thread (both).
      *
      * <p>A role whose lock another thread holds is skipped: that thread is a poller looking itself, a
      * post, or a state change, all short. The progress thread is told so ({@link #SERVICE_CONTENDED})

@@ -14,8 +14,9 @@ import java.util.SplittableRandom;
  * (issue 10's tracing target), or of {@code stream} throughput, whose 1 s points move by a factor of
  * two or more from one JVM launch to the next on this VM (issues 8 and 9). One run of each arm cannot:
  * the p50 moves in 10 ns steps (1.5 % of 0.65 µs) and this VM switches between two core-to-core speeds
- * (0.65 and 1.2 µs round trips) from one JVM start to the next. So A and B run in alternating rounds — round 1 A then B, round 2 B then A, ... —
- * each arm in fresh JVMs, and each round gives the ratio B/A of the two arms' round-trip times: of their
+ * (0.65 and 1.2 µs round trips) from one JVM start to the next. So A and B run in alternating
+ * rounds — round 1 A then B, round 2 B then A, ... — each arm in fresh JVMs, and each round gives the
+ * ratio B/A of the two arms' round-trip times: of their
  * interquartile means (no 10 ns steps, and not moved by descheduled round trips), their means and their
  * p50s. A round where the VM changed speed between A and B gives an outlying ratio; the median of the
  * rounds' ratios does not follow it. The spread: min and max, and a percentile bootstrap
