@@ -193,27 +193,37 @@ final class Report {
     }
 
     private static final String FC_CREDIT = "sdp/credit";
+    private static final String FC_CREDIT_THESIS = "sdp/" + SdpVariant.CREDIT_THESIS;
     private static final String FC_PACKETIZED = "sdp/packetized";
     private static final String FC_NIC = "sdp/nic";
 
     /**
      * Issue 8's ordering of the flow-control schemes (seed 001 ch. 4), judged on the run's figures of the
      * {@code credit}, {@code packetized} and {@code nic} variants; empty unless the run has all three.
+     * When the run also has {@code credit-thesis} (credit-based without coalescing, the thesis' own
+     * scheme), the same checks follow with it as the credit-based scheme, each naming it.
      */
     static List<Target> flowControlTargets(List<Result> rs) {
+        List<Target> out = flowControlTargets(rs, FC_CREDIT);
+        out.addAll(flowControlTargets(rs, FC_CREDIT_THESIS));
+        return out;
+    }
+
+    private static List<Target> flowControlTargets(List<Result> rs, String credit) {
         List<Target> out = new ArrayList<>();
         boolean all = false;
         for (String sc : scenarios(rs)) {
             List<String> series = series(rs, sc);
-            all |= series.contains(FC_CREDIT) && series.contains(FC_PACKETIZED) && series.contains(FC_NIC);
+            all |= series.contains(credit) && series.contains(FC_PACKETIZED) && series.contains(FC_NIC);
         }
         if (!all) {
             return out;
         }
+        String which = credit.equals(FC_CREDIT) ? "" : " [credit-based = " + credit + "]";
         double worst = Double.NaN;
         long worstSize = -1;
         for (long size : sizes(rs, "rr")) {
-            double c = value(rs, "rr", FC_CREDIT, size, "p50_us");
+            double c = value(rs, "rr", credit, size, "p50_us");
             double p = value(rs, "rr", FC_PACKETIZED, size, "p50_us");
             double n = value(rs, "rr", FC_NIC, size, "p50_us");
             double spread = Math.max(c, Math.max(p, n)) / Math.min(c, Math.min(p, n));
@@ -222,12 +232,12 @@ final class Report {
                 worstSize = size;
             }
         }
-        out.add(judge("rr p50 of the three schemes within 10 % of each other at every size", worst, 1, worst <= 1.10,
+        out.add(judge("rr p50 of the three schemes within 10 % of each other at every size" + which, worst, 1, worst <= 1.10,
             String.format(Locale.ROOT, "widest spread %s× at %d B (slowest ÷ fastest)", num(worst), worstSize)));
-        double c1k = value(rs, "stream", FC_CREDIT, 1024, "gbps");
+        double c1k = value(rs, "stream", credit, 1024, "gbps");
         for (String s : new String[] {FC_PACKETIZED, FC_NIC}) {
             double v = value(rs, "stream", s, 1024, "gbps");
-            out.add(judge("stream at 1 KiB: " + s + " ≥ 1.2× " + FC_CREDIT, v / c1k, 1, v / c1k >= 1.2,
+            out.add(judge("stream at 1 KiB: " + s + " ≥ 1.2× " + credit, v / c1k, 1, v / c1k >= 1.2,
                 String.format(Locale.ROOT, "%s / %s Gbit/s = %s×", num(v), num(c1k), num(v / c1k))));
         }
         String best = null;
@@ -235,7 +245,7 @@ final class Report {
         String nicEvidence = "";
         double worstNic = Double.NaN;
         for (long compute : sizes(rs, "progress")) {
-            double c = value(rs, "progress", FC_CREDIT, compute, "p50_us");
+            double c = value(rs, "progress", credit, compute, "p50_us");
             double p = value(rs, "progress", FC_PACKETIZED, compute, "p50_us");
             double n = value(rs, "progress", FC_NIC, compute, "p50_us");
             if (Double.isNaN(c) || Double.isNaN(p) || Double.isNaN(n)) {
@@ -254,9 +264,9 @@ final class Report {
         }
         double anyProgress = value(rs, "progress", FC_PACKETIZED, sizes(rs, "progress").isEmpty() ? -1
             : sizes(rs, "progress").get(0), "p50_us");
-        out.add(judge("progress (p50): at some computation time credit and nic both ≥ 15 % better than packetized",
+        out.add(judge("progress (p50): at some computation time credit and nic both ≥ 15 % better than packetized" + which,
             anyProgress, 1, best != null, best != null ? best : "at no computation time"));
-        out.add(judge("progress (p50): nic never more than 5 % worse than packetized", anyProgress, 1, nicNeverWorse,
+        out.add(judge("progress (p50): nic never more than 5 % worse than packetized" + which, anyProgress, 1, nicNeverWorse,
             nicEvidence));
         return out;
     }

@@ -28,6 +28,11 @@ record SdpVariant(String name, Map<String, String> properties, boolean poll, Str
     static final String DEFAULT = "credit";
     /** {@link #DEFAULT} with tracing compiled out: the tracing-overhead baseline (issue 10). */
     static final String CREDIT_NOTRACE = "credit-notrace";
+    /**
+     * Credit-based flow control without coalescing ({@code jsdp.credit.coalesce=false}): seed 001
+     * §4.1.1's scheme, the baseline of the thesis' flow-control experiments (issue 8).
+     */
+    static final String CREDIT_THESIS = "credit-thesis";
     /** The variant the targets call "blocking (spin window 0)". */
     static final String BLOCKING = "spin0";
     /** Like {@code tcp-poll}: never parks, whatever the spin window. */
@@ -77,6 +82,12 @@ record SdpVariant(String name, Map<String, String> properties, boolean poll, Str
             "spin " + SdpOptions.SPIN_NS_DEFAULT / 1000 + " µs, then park",
             "credit with tracing compiled out (" + Trace.ENABLED_PROP + "=false in both JVMs): the baseline of the"
                 + " tracing-overhead target (issue 10), compared with credit in A/B rounds (--rounds)"));
+        add(new SdpVariant(CREDIT_THESIS, Map.of(SdpOptions.FLOW_CONTROL_PROP, FlowControlScheme.CREDIT.configName(),
+                SdpOptions.CREDIT_COALESCE_PROP, "false"), false,
+            "spin " + SdpOptions.SPIN_NS_DEFAULT / 1000 + " µs, then park",
+            "credit-based flow control as seed 001 §4.1.1 has it, the thesis' baseline: every write its own message,"
+                + " none while an earlier one waits for credits (" + SdpOptions.CREDIT_COALESCE_PROP + "=false);"
+                + " otherwise the defaults"));
     }
 
     SdpVariant {

@@ -183,4 +183,28 @@ class ReportTest {
         assertEquals("MISSED", Report.flowControlTargets(rs).get(4).verdict(), "nic 6 % worse at 300 µs");
         assertTrue(Report.summary(rs).contains("flow control (issue 8"), Report.summary(rs));
     }
+
+    /** Issue 8 with the thesis' credit-based scheme in the run: the checks again, with it as the baseline. */
+    @Test
+    void theThesisCreditSchemeIsJudgedAsASecondBaseline() {
+        List<Result> rs = new ArrayList<>();
+        for (String v : new String[] {"credit", "credit-thesis", "packetized", "nic"}) {
+            rs.add(r("rr", "sdp", v, 64, "p50_us", v.equals("credit-thesis") ? 12 : 10, "us"));
+            rs.add(r("progress", "sdp", v, 100, "p50_us", v.equals("packetized") ? 340 : 200, "us"));
+        }
+        rs.add(r("stream", "sdp", "credit", 1024, "gbps", 2, "Gbit/s"));
+        rs.add(r("stream", "sdp", "credit-thesis", 1024, "gbps", 1, "Gbit/s"));
+        rs.add(r("stream", "sdp", "packetized", 1024, "gbps", 1.1, "Gbit/s"));
+        rs.add(r("stream", "sdp", "nic", 1024, "gbps", 1.3, "Gbit/s"));
+        List<Report.Target> t = Report.flowControlTargets(rs);
+        assertEquals(10, t.size());
+        assertEquals("MISSED", t.get(2).verdict(), "nic 0.65x the coalescing credit");
+        for (int i = 5; i < 10; i++) {
+            assertTrue(t.get(i).what.contains("sdp/credit-thesis"), t.get(i).what);
+        }
+        assertEquals("MISSED", t.get(5).verdict(), "rr spread 1.2x with the thesis' credit");
+        assertEquals("MISSED", t.get(6).verdict(), "packetized 1.1x the thesis' credit");
+        assertEquals("MET", t.get(7).verdict(), "nic 1.3x the thesis' credit");
+        assertEquals("MET", t.get(8).verdict(), t.get(8).evidence);
+    }
 }

@@ -293,6 +293,11 @@ public final class SdpConnection {
     private long slotCompleted;
     private long slotOpen;
     private int openBytes;
+    /**
+     * Credit-based without coalescing ({@link SdpOptions#creditCoalesce()} false, seed 001 §4.1.1): each
+     * write closes its last slot, and no write takes bytes while a closed slot waits for credits.
+     */
+    private boolean messagePerWrite;
     private final int[] slotLen;
     private long ctrlPosted;
     private long ctrlCompleted;
@@ -916,7 +921,10 @@ public final class SdpConnection {
                     return state == State.FAILED && total == 0 ? FAILED : total;
                 }
             }
-            while (ring == null && src.hasRemaining()) {
+            // Without coalescing a write waits while an earlier message waits for credits (seed 001 §4.1.2:
+            // send returns once its data is on the network), then takes as many slots as are free.
+            boolean earlierWaits = messagePerWrite && slotPosted < slotOpen;
+            while (ring == null && src.hasRemaining() && !earlierWaits) {
                 if (openBytes == 0 && slotOpen - slotCompleted == sendCount) {
                     break; // every slot is in use
                 }
@@ -926,8 +934,8 @@ public final class SdpConnection {
                 src.position(src.position() + n);
                 openBytes += n;
                 total += n;
-                if (openBytes == goal) {
-                    closeOpenSlotLocked();
+                if (openBytes == goal || messagePerWrite && !src.hasRemaining()) {
+                    closeOpenSlotLocked(); // without coalescing no later write joins this message
                 }
             }
             transmitLocked();
@@ -1289,7 +1297,8 @@ public final class SdpConnection {
         }
         if (failed || peerGone || appClosed || outputShut || (state == State.ESTABLISHED && (ring != null
             ? streamWritten - streamFreed < sendRingBytes
-            : (large == null || !large.holdsOutput()) && (openBytes > 0 && openBytes < goal || slotOpen - slotCompleted < sendCount)))) {
+            : (large == null || !large.holdsOutput()) && !(messagePerWrite && slotPosted < slotOpen)
+                && (openBytes > 0 && openBytes < goal || slotOpen - slotCompleted < sendCount)))) {
             ops |= OP_WRITE;
         }
         if (state != State.CONNECTING && state != State.HANDSHAKE) {
@@ -2192,6 +2201,7 @@ public final class SdpConnection {
     private void useSchemeLocked(FlowControlScheme scheme, long ringAddress, int ringRkey, int peerRingBytes) {
         fc = scheme.create(options.deviceMessages());
         schemeChosen = true;
+        messagePerWrite = scheme == FlowControlScheme.CREDIT && !options.creditCoalesce();
         if (scheme == FlowControlScheme.PACKETIZED) {
             ring = (PacketizedFlowControl) fc;
             ring.onRings(ringBytes, peerRingBytes);

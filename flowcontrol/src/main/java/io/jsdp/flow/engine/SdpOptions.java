@@ -1,6 +1,7 @@
 package io.jsdp.flow.engine;
 
 import io.jsdp.flow.FlowControlScheme;
+import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -69,6 +70,20 @@ public final class SdpOptions {
     static final FlowControlScheme SYSTEM_FLOW_CONTROL = schemeProp(FLOW_CONTROL_PROP, FLOW_CONTROL_DEFAULT);
 
     /**
+     * System property: whether credit-based flow control lets a write join a message that has not gone
+     * yet (one waiting for credits, or one Nagle's rule holds). {@code false} gives seed 001 §4.1.1's
+     * credit-based scheme, for reproducing that thesis' experiments: every write goes as its own
+     * message (split at the buffer size), and a write takes nothing while an earlier message still
+     * waits for credits, as the thesis' {@code send} returns only once its data is on the network
+     * ({@code docs/protocol.md} section 6). Packetized and NIC-assisted connections do not look at it.
+     */
+    public static final String CREDIT_COALESCE_PROP = "jsdp.credit.coalesce";
+    /** Default of {@link #CREDIT_COALESCE_PROP}: coalesce (what TCP does with a full window). */
+    public static final boolean CREDIT_COALESCE_DEFAULT = true;
+
+    static final boolean SYSTEM_CREDIT_COALESCE = booleanProp(CREDIT_COALESCE_PROP, CREDIT_COALESCE_DEFAULT);
+
+    /**
      * Property: the smallest direct buffer a blocking write sends by zero copy (SrcAvail / RDMA READ,
      * {@code docs/protocol.md} section 9) when the stack has zero copy and the peer negotiated it; 0
      * turns zero copy off.
@@ -109,6 +124,7 @@ public final class SdpOptions {
     private int lingerSeconds = -1;
     private FlowControlScheme flowControl = SYSTEM_FLOW_CONTROL;
     private int zcopyThreshold = SYSTEM_ZCOPY_THRESHOLD;
+    private boolean creditCoalesce = SYSTEM_CREDIT_COALESCE;
 
     /** Creates options with the configured defaults. */
     public SdpOptions() {
@@ -133,6 +149,18 @@ public final class SdpOptions {
                 + ZCOPY_THRESHOLD_MIN);
         }
         return n;
+    }
+
+    static boolean booleanProp(String name, boolean def) {
+        String v = System.getProperty(name);
+        if (v == null || v.isBlank()) {
+            return def;
+        }
+        return switch (v.trim().toLowerCase(Locale.ROOT)) {
+            case "true" -> true;
+            case "false" -> false;
+            default -> throw new IllegalArgumentException(name + ": expected true or false, got '" + v + "'");
+        };
     }
 
     static int intProp(String name, int def, int min, int max) {
@@ -182,6 +210,7 @@ public final class SdpOptions {
         c.lingerSeconds = lingerSeconds;
         c.flowControl = flowControl;
         c.zcopyThreshold = zcopyThreshold;
+        c.creditCoalesce = creditCoalesce;
         return c;
     }
 
@@ -480,6 +509,28 @@ public final class SdpOptions {
     }
 
     /**
+     * Sets whether credit-based flow control coalesces writes into messages that have not gone yet
+     * ({@link #CREDIT_COALESCE_PROP}).
+     *
+     * @param on false for seed 001 §4.1.1's scheme: a message per write, and no write while an earlier
+     *     message waits for credits
+     * @return this
+     */
+    public SdpOptions creditCoalesce(boolean on) {
+        this.creditCoalesce = on;
+        return this;
+    }
+
+    /**
+     * Whether credit-based flow control coalesces writes ({@link #CREDIT_COALESCE_PROP}).
+     *
+     * @return false for a message per write
+     */
+    public boolean creditCoalesce() {
+        return creditCoalesce;
+    }
+
+    /**
      * NIC-assisted flow control's device-handled part: data messages posted beyond the peer's credits,
      * half the send slots (seed 001 §4.3.2 splits the socket buffer in two parts).
      *
@@ -493,6 +544,6 @@ public final class SdpOptions {
     public String toString() {
         return "SdpOptions{bufferBytes=" + bufferBytes + ", receiveBuffers=" + receiveBuffers + ", sendBuffers="
             + sendBuffers + ", spinNs=" + spinNs + ", noDelay=" + noDelay + ", keepAlive=" + keepAlive + ", linger="
-            + lingerSeconds + ", flowControl=" + flowControl.configName() + ", zcopyThreshold=" + zcopyThreshold + '}';
+            + lingerSeconds + ", flowControl=" + flowControl.configName() + ", zcopyThreshold=" + zcopyThreshold + ", creditCoalesce=" + creditCoalesce + '}';
     }
 }

@@ -51,10 +51,28 @@ class SdpOptionsTest {
     }
 
     @Test
+    void aBadBooleanPropertyFailsNamingIt() {
+        System.setProperty("jsdptest.bool", "yes");
+        try {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> SdpOptions.booleanProp("jsdptest.bool", true));
+            assertEquals("jsdptest.bool: expected true or false, got 'yes'", e.getMessage());
+            System.setProperty("jsdptest.bool", " FALSE ");
+            assertEquals(false, SdpOptions.booleanProp("jsdptest.bool", true));
+            System.clearProperty("jsdptest.bool");
+            assertEquals(true, SdpOptions.booleanProp("jsdptest.bool", true));
+        } finally {
+            System.clearProperty("jsdptest.bool");
+        }
+    }
+
+    @Test
     void copiesAreIndependent() {
-        SdpOptions a = new SdpOptions().noDelay(true).lingerSeconds(0);
-        SdpOptions b = a.copy().noDelay(false);
+        SdpOptions a = new SdpOptions().noDelay(true).lingerSeconds(0).creditCoalesce(false);
+        SdpOptions b = a.copy().noDelay(false).creditCoalesce(true);
         assertTrue(a.noDelay());
         assertEquals(0, b.lingerSeconds());
+        assertEquals(false, a.creditCoalesce());
+        assertEquals(true, new SdpOptions().creditCoalesce(), "coalescing is the default");
     }
 }
