@@ -102,6 +102,8 @@ public final class JsdpBench {
         String sdpTransport;
         String cpu;
         String command;
+        /** With {@code --forks} above 1: each fork's own results ({@link #results} holds their medians). */
+        final List<List<Result>> forks = new ArrayList<>();
     }
 
     static Environment run(Options o) throws IOException, InterruptedException {
@@ -115,14 +117,25 @@ public final class JsdpBench {
         env.command = command(o);
         System.out.println("# jsdp-bench " + env.command);
         System.out.println("# " + env.started + ", load average " + env.loadBefore + ", " + env.cpu);
-        for (Transport t : o.transports) {
-            if (t == Transport.SDP) {
-                for (SdpVariant v : o.sdpVariants) {
-                    runOne(o, env, t, v);
-                }
-            } else {
-                runOne(o, env, t, null);
+        for (int f = 1; f <= o.forks; f++) {
+            if (o.forks > 1) {
+                System.out.println("# fork " + f + " of " + o.forks);
             }
+            int first = env.results.size();
+            for (Transport t : o.transports) {
+                if (t == Transport.SDP) {
+                    for (SdpVariant v : o.sdpVariants) {
+                        runOne(o, env, t, v);
+                    }
+                } else {
+                    runOne(o, env, t, null);
+                }
+            }
+            env.forks.add(new ArrayList<>(env.results.subList(first, env.results.size())));
+        }
+        if (o.forks > 1) {
+            env.results.clear();
+            env.results.addAll(Result.medians(env.forks));
         }
         env.ended = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();
         env.loadAfter = loadAverage();
@@ -234,7 +247,7 @@ public final class JsdpBench {
         return String.join(" ", parts.subList(0, 1)) + " transports=" + o.transports.stream().map(Transport::id)
             .reduce((a, b) -> a + "," + b).orElse("") + " sdp-variants=" + o.sdpVariants.stream().map(SdpVariant::name)
             .reduce((a, b) -> a + "," + b).orElse("") + (o.quick ? " quick" : "") + (o.oneJvm ? " one-jvm" : " two-jvms")
-            + (o.pin ? " pinned" : " unpinned") + (o.streamNagle ? " stream-nagle" : "")
+            + (o.pin ? " pinned" : " unpinned") + (o.forks > 1 ? " forks=" + o.forks : "") + (o.streamNagle ? " stream-nagle" : "")
             + (o.streamReadBytes > 0 ? " stream-read-bytes=" + o.streamReadBytes : "") + " buffer=" + (o.direct ? "direct" : "heap") + " warmup=" + o.warmupMs
             + "ms duration=" + o.durationMs + "ms" + (o.jvmArgs.isEmpty() ? "" : " jvm-args=" + String.join(" ", o.jvmArgs));
     }

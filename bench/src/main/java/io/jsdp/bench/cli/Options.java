@@ -41,6 +41,9 @@ final class Options {
         "                       (e.g. --transports sdp --sdp-variants credit-notrace,credit), or its one series and",
         "                       that series with --ab-jvm-arg",
         "  --ab-jvm-arg ARG     with --rounds: B is the one series with ARG added to both JVMs (repeatable)",
+        "  --forks N            run every series N times, each time in fresh JVMs, the series taking turns",
+        "                       (all series, then all again); every figure is the median of its N values, and the",
+        "                       report gives their spread (default 1)",
         "  --quick              short points, fewer progress points: all scenarios in well under 2 minutes",
         "  --csv FILE           rows scenario,transport,variant,size_bytes,metric,value,unit",
         "  --report DIR         report.md, results.csv and PNG plots in DIR",
@@ -71,6 +74,8 @@ final class Options {
     final int rounds;
     /** With {@link #rounds}: B's extra JVM arguments, or empty when B is the run's second series. */
     final List<String> abJvmArgs;
+    /** Launches of every series; the figures are medians over them. */
+    final int forks;
     final Path csv;
     final Path report;
     final boolean listVariants;
@@ -95,6 +100,7 @@ final class Options {
         jvmArgs = List.copyOf(b.jvmArgs);
         rounds = b.rounds;
         abJvmArgs = List.copyOf(b.abJvmArgs);
+        forks = b.forks;
         csv = b.csv;
         report = b.report;
         listVariants = b.listVariants;
@@ -201,6 +207,9 @@ final class Options {
                 case "--ab-jvm-arg":
                     b.abJvmArgs.add(value(args, ++i, a));
                     break;
+                case "--forks":
+                    b.forks = ints(value(args, ++i, a), a, 1, 100)[0];
+                    break;
                 case "--csv":
                     b.csv = Path.of(value(args, ++i, a));
                     break;
@@ -253,6 +262,9 @@ final class Options {
         }
         if (b.report != null) {
             throw new IllegalArgumentException("--rounds writes no --report (use --csv)");
+        }
+        if (b.forks > 1) {
+            throw new IllegalArgumentException("--rounds runs each arm in fresh JVMs already: no --forks");
         }
         int series = 0;
         for (Transport t : b.transports) {
@@ -368,6 +380,7 @@ final class Options {
         final List<String> jvmArgs = new ArrayList<>();
         int rounds;
         final List<String> abJvmArgs = new ArrayList<>();
+        int forks = 1;
         Path csv;
         Path report;
         boolean listVariants;

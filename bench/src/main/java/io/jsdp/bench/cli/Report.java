@@ -308,6 +308,10 @@ final class Report {
             .append(" (SDP: `noDelay`; not applicable to uds) |\n");
         md.append("| per point | warm-up ").append(o.warmupMs).append(" ms, measured ").append(o.durationMs)
             .append(" ms").append(o.quick ? " (--quick)" : "").append(" |\n");
+        if (o.forks > 1) {
+            md.append("| forks | ").append(o.forks).append(" launches of every series in fresh JVMs, the series taking turns;"
+                + " every figure is the median of its ").append(o.forks).append(" values (their spread: the last section) |\n");
+        }
         if (env.sdpTransport != null) {
             md.append("| SDP connections | `").append(env.sdpTransport).append("` (`SdpSocketOptions.TRANSPORT`) |\n");
         }
@@ -376,12 +380,49 @@ final class Report {
                 md.append("\n![").append(sc).append("](").append(png).append(")\n");
             }
         }
+        if (env.forks.size() > 1) {
+            md.append(forkSpread(env.forks));
+        }
         md.append("\nUnits: latencies in µs (`p50_us` …), `gbps` in Gbit/s (10⁹ bit/s) of data delivered to the "
             + "receiver, rates per second. \"× vs tcp\": how many times better than `tcp` at the same size "
             + "(latency: tcp ÷ this; throughput and rates: this ÷ tcp). All rows: `results.csv`.\n");
         Path file = dir.resolve("report.md");
         Files.writeString(file, md.toString(), StandardCharsets.UTF_8);
         return file;
+    }
+
+    /**
+     * The spread of each scenario's main figure across forks: per series and size the lowest, the median
+     * (the figure the tables give) and the highest value.
+     */
+    static String forkSpread(List<List<Result>> forks) {
+        StringBuilder md = new StringBuilder("\n## Spread across forks\n\nEach scenario's main figure in each of the "
+            + forks.size() + " launches: lowest / median / highest.\n");
+        List<Result> all = new ArrayList<>();
+        forks.forEach(all::addAll);
+        for (String sc : scenarios(all)) {
+            String metric = mainMetric(sc);
+            md.append("\n| ").append(sc).append(" (").append(metric).append(") | ")
+                .append(sc.equals("progress") ? "compute" : "size").append(" | lowest | median | highest |\n|---|---|---|---|---|\n");
+            for (String series : series(all, sc)) {
+                for (long size : sizes(all, sc)) {
+                    List<Result> same = new ArrayList<>();
+                    for (Result r : all) {
+                        if (r.scenario().equals(sc) && r.series().equals(series) && r.size() == size && r.metric().equals(metric)) {
+                            same.add(r);
+                        }
+                    }
+                    if (same.isEmpty()) {
+                        continue;
+                    }
+                    double lo = same.stream().mapToDouble(Result::value).min().orElse(Double.NaN);
+                    double hi = same.stream().mapToDouble(Result::value).max().orElse(Double.NaN);
+                    md.append("| ").append(series).append(" | ").append(sizeLabel(sc, size)).append(" | ").append(num(lo))
+                        .append(" | ").append(num(Result.median(same))).append(" | ").append(num(hi)).append(" |\n");
+                }
+            }
+        }
+        return md.toString();
     }
 
     /**

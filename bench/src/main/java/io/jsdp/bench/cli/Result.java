@@ -6,8 +6,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * One measured figure: a row of the CSV {@code scenario,transport,variant,size_bytes,metric,value,unit}.
@@ -40,6 +42,44 @@ record Result(String scenario, String transport, String variant, long size, Stri
     /** {@code transport} or {@code transport/variant}: one line of a table or plot. */
     String series() {
         return variant.equals(NO_VARIANT) ? transport : transport + "/" + variant;
+    }
+
+    /** What identifies a figure across forks: everything but the value. */
+    private String key() {
+        return String.join(",", scenario, transport, variant, Long.toString(size), metric, unit);
+    }
+
+    /**
+     * The median of each figure over several launches of the same run ({@code --forks}), in the order
+     * the figures first appear; a figure some forks lack is the median of those that have it.
+     *
+     * @param forks each launch's figures
+     * @return one figure per key
+     */
+    static List<Result> medians(List<List<Result>> forks) {
+        Map<String, List<Result>> byKey = new LinkedHashMap<>();
+        for (List<Result> fork : forks) {
+            for (Result r : fork) {
+                byKey.computeIfAbsent(r.key(), k -> new ArrayList<>()).add(r);
+            }
+        }
+        List<Result> out = new ArrayList<>();
+        for (List<Result> same : byKey.values()) {
+            Result r = same.get(0);
+            out.add(new Result(r.scenario, r.transport, r.variant, r.size, r.metric, median(same), r.unit));
+        }
+        return out;
+    }
+
+    /**
+     * The median of the figures' values (the mean of the middle two for an even count).
+     *
+     * @param rs at least one figure
+     * @return the median
+     */
+    static double median(List<Result> rs) {
+        double[] v = rs.stream().mapToDouble(Result::value).sorted().toArray();
+        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
     }
 
     /** The CSV row (no line end); the value with up to 4 decimals, no exponent. */

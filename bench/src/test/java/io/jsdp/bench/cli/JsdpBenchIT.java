@@ -101,6 +101,26 @@ class JsdpBenchIT {
 
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void forksRunEverySeriesAgainAndReportTheMedians() throws Exception {
+        Path csv = dir.resolve("forks.csv");
+        Path report = dir.resolve("forks-report");
+        String out = run("stream", "--one-jvm", "--transports", "sdp", "--sdp-variants", "credit,credit-thesis", "--sizes",
+            "1024", "--forks", "3", "--warmup-ms", "10", "--duration-ms", "40", "--jvm-warmup-ms", "0", "--csv", csv.toString(),
+            "--report", report.toString());
+        assertTrue(out.contains("# fork 1 of 3") && out.contains("# fork 3 of 3"), out);
+        // every fork printed its own figure; the CSV keeps one, the median
+        assertEquals(3, out.lines().filter(l -> l.startsWith("stream    sdp/credit-thesis") && l.contains("gbps")).count(), out);
+        List<Result> rs = Result.readCsv(csv);
+        assertEquals(1, rs.stream().filter(r -> r.variant().equals("credit-thesis") && r.metric().equals("gbps")).count(),
+            rs.toString());
+        String md = Files.readString(report.resolve("report.md"));
+        assertTrue(md.contains("| forks | 3 launches of every series"), md);
+        assertTrue(md.contains("## Spread across forks"), md);
+        assertTrue(md.contains("| sdp/credit-thesis | 1 KiB |"), md);
+    }
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void abRoundsAlternateTheArmsAndReportTheMedianRatio() throws Exception {
         Path csv = dir.resolve("ab.csv");
         String out = run("rr", "--one-jvm", "--transports", "sdp", "--sdp-variants", "credit-notrace,credit", "--sizes", "64",

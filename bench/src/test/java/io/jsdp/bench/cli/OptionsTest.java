@@ -82,6 +82,16 @@ class OptionsTest {
     }
 
     @Test
+    void forksAreOneByDefaultAndNotForAbRounds() {
+        assertEquals(1, Options.parse("stream").forks);
+        assertEquals(3, Options.parse("stream", "--forks", "3").forks);
+        assertThrows(IllegalArgumentException.class, () -> Options.parse("stream", "--forks", "0"));
+        assertEquals("--rounds runs each arm in fresh JVMs already: no --forks", assertThrows(IllegalArgumentException.class,
+            () -> Options.parse("stream", "--transports", "sdp", "--sdp-variants", "credit,nic", "--rounds", "2", "--forks", "2"))
+            .getMessage());
+    }
+
+    @Test
     void badInputIsRefusedWithTheReason() {
         assertEquals("unknown scenario 'pingpong' (rr, stream, rate, connect, progress, all)",
             assertThrows(IllegalArgumentException.class, () -> Options.parse("pingpong")).getMessage());

@@ -184,6 +184,22 @@ class ReportTest {
         assertTrue(Report.summary(rs).contains("flow control (issue 8"), Report.summary(rs));
     }
 
+    /** --forks: each figure the median of the launches that have it; the spread names lowest and highest. */
+    @Test
+    void forksGiveMediansAndTheirSpread() {
+        List<List<Result>> forks = List.of(
+            List.of(r("stream", "sdp", "credit", 1024, "gbps", 3, "Gbit/s"), r("rr", "sdp", "credit", 64, "p50_us", 1, "us")),
+            List.of(r("stream", "sdp", "credit", 1024, "gbps", 9, "Gbit/s"), r("rr", "sdp", "credit", 64, "p50_us", 2, "us")),
+            List.of(r("stream", "sdp", "credit", 1024, "gbps", 4, "Gbit/s")));
+        List<Result> m = Result.medians(forks);
+        assertEquals(2, m.size());
+        assertEquals(4, m.get(0).value(), 1e-9, "median of 3, 9, 4");
+        assertEquals(1.5, m.get(1).value(), 1e-9, "rr is in two forks only: the mean of the middle two");
+        String md = Report.forkSpread(forks);
+        assertTrue(md.contains("| sdp/credit | 1 KiB | 3.00 | 4.00 | 9.00 |"), md);
+        assertTrue(md.contains("| sdp/credit | 64 B | 1.00 | 1.50 | 2.00 |"), md);
+    }
+
     /** Issue 8 with the thesis' credit-based scheme in the run: the checks again, with it as the baseline. */
     @Test
     void theThesisCreditSchemeIsJudgedAsASecondBaseline() {

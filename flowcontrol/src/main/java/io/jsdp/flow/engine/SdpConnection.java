@@ -921,7 +921,7 @@ public final class SdpConnection {
                     return state == State.FAILED && total == 0 ? FAILED : total;
                 }
             }
-            // Without coalescing a write waits while an earlier message waits for credits (seed 001 §4.1.2:
+            // Without coalescing a write waits while an earlier message waits for credits (seed 001 §4.1.4:
             // send returns once its data is on the network), then takes as many slots as are free.
             boolean earlierWaits = messagePerWrite && slotPosted < slotOpen;
             while (ring == null && src.hasRemaining() && !earlierWaits) {
