@@ -18,16 +18,23 @@ import org.junit.jupiter.api.Timeout;
 class CreditWithoutCoalescingTest {
     private static final int WRITE = 100;
 
-    /** Writes {@code WRITE}-byte pieces without blocking until one is refused; returns how many were taken. */
-    private static int writeUntilRefused(SdpConnection c, int max, int from) {
+    /**
+     * Writes {@code WRITE}-byte pieces without blocking until one is not taken whole: how many were, and
+     * what is left of the next (null when all {@code max} were taken).
+     */
+    private static Taken writeUntilRefused(SdpConnection c, int max) {
         for (int i = 0; i < max; i++) {
-            int n = c.write(piece(from + i));
-            if (n == 0) {
-                return i;
+            ByteBuffer b = piece(i);
+            int n = c.write(b);
+            assertTrue(n >= 0, "write: " + n);
+            if (n < WRITE) {
+                return new Taken(i, b); // with coalescing the last slot may take part of a piece
             }
-            assertEquals(WRITE, n, "a write takes all of a piece or nothing");
         }
-        return max;
+        return new Taken(max, null);
+    }
+
+    private record Taken(int pieces, ByteBuffer rest) {
     }
 
     private static ByteBuffer piece(int i) {
@@ -51,15 +58,20 @@ class CreditWithoutCoalescingTest {
         try (SdpPair p = SdpPair.open(a, b)) {
             assertEquals(FlowControlScheme.CREDIT, p.a.flowControlScheme());
             long before = p.a.stats().messagesSent();
-            int taken = writeUntilRefused(p.a, writes, 0);
+            Taken taken = writeUntilRefused(p.a, writes);
             if (!coalesce) {
+                assertTrue(taken.rest() != null && taken.rest().remaining() == WRITE,
+                    "a message per write: a write is taken whole or not at all");
                 assertEquals(0, p.a.readyOps() & SdpConnection.OP_WRITE,
                     "not writable while a message waits for credits: " + p.a.snapshot());
             }
             ByteBuffer all = ByteBuffer.allocate(writes * WRITE);
             Thread writer = new Thread(() -> {
                 try {
-                    for (int i = taken; i < writes; i++) {
+                    if (taken.rest() != null) {
+                        Blocking.writeFully(p.a, taken.rest());
+                    }
+                    for (int i = taken.pieces() + 1; i < writes; i++) {
                         Blocking.writeFully(p.a, piece(i)); // B reads now, so these go as credits return
                     }
                     p.a.shutdownOutput();
@@ -77,7 +89,7 @@ class CreditWithoutCoalescingTest {
             }
             assertEquals(SdpConnection.EOF, Blocking.read(p.b, ByteBuffer.allocate(1)));
             // every message but the DisConn: A receives no data, so it never owes B a credit update
-            return new Outcome(taken, p.a.stats().messagesSent() - before - 1);
+            return new Outcome(taken.pieces(), p.a.stats().messagesSent() - before - 1);
         }
     }
 
