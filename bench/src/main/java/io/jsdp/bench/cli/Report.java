@@ -323,7 +323,7 @@ final class Report {
         md.append("Placement:\n\n");
         env.placements.forEach(p -> md.append("- ").append(p).append('\n'));
         md.append("\nHow each side waits:\n\n");
-        env.waits.forEach(w -> md.append("- ").append(w).append('\n'));
+        env.waits.stream().distinct().forEach(w -> md.append("- ").append(w).append('\n')); // once per series, not per fork
         md.append("\nSDP variants:\n\n");
         for (SdpVariant v : o.sdpVariants) {
             md.append("- `").append(v.name()).append("`: ").append(v.description())

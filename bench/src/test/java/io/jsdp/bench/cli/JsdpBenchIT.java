@@ -117,6 +117,7 @@ class JsdpBenchIT {
         assertTrue(md.contains("| forks | 3 launches of every series"), md);
         assertTrue(md.contains("## Spread across forks"), md);
         assertTrue(md.contains("| sdp/credit-thesis | 1 KiB |"), md);
+        assertEquals(1, md.lines().filter(l -> l.startsWith("- sdp/credit-thesis: spin")).count(), "how it waits, once: " + md);
     }
 
     @Test
