@@ -78,8 +78,7 @@ record Result(String scenario, String transport, String variant, long size, Stri
      * @return the median
      */
     static double median(List<Result> rs) {
-        double[] v = rs.stream().mapToDouble(Result::value).sorted().toArray();
-        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+        return AbRounds.median(rs.stream().mapToDouble(Result::value).toArray());
     }
 
     /** The CSV row (no line end); the value with up to 4 decimals, no exponent. */

@@ -923,7 +923,7 @@ public final class SdpConnection {
             }
             // Without coalescing a write waits while an earlier message waits for credits (seed 001 §4.1.4:
             // send returns once its data is on the network), then takes as many slots as are free.
-            boolean earlierWaits = messagePerWrite && slotPosted < slotOpen;
+            boolean earlierWaits = earlierMessageWaitsLocked();
             while (ring == null && src.hasRemaining() && !earlierWaits) {
                 if (openBytes == 0 && slotOpen - slotCompleted == sendCount) {
                     break; // every slot is in use
@@ -1071,6 +1071,11 @@ public final class SdpConnection {
         } finally {
             unlockAndNotify();
         }
+    }
+
+    /** Without coalescing ({@link #messagePerWrite}): a closed slot still waits for credits, so no write may take bytes. */
+    private boolean earlierMessageWaitsLocked() {
+        return messagePerWrite && slotPosted < slotOpen;
     }
 
     private void closeOpenSlotLocked() {
@@ -1297,7 +1302,7 @@ public final class SdpConnection {
         }
         if (failed || peerGone || appClosed || outputShut || (state == State.ESTABLISHED && (ring != null
             ? streamWritten - streamFreed < sendRingBytes
-            : (large == null || !large.holdsOutput()) && !(messagePerWrite && slotPosted < slotOpen)
+            : (large == null || !large.holdsOutput()) && !earlierMessageWaitsLocked()
                 && (openBytes > 0 && openBytes < goal || slotOpen - slotCompleted < sendCount)))) {
             ops |= OP_WRITE;
         }
