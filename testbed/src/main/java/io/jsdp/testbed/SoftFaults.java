@@ -18,6 +18,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *       movement (catches reuse of a send buffer before its completion).</li>
  *   <li>{@link #readDelayNs(long)}: RDMA READs move their data this much later, without holding up
  *       later requests, so a later unfenced SEND overtakes them (as the specification allows).</li>
+ *   <li>{@link #wireLatencyNs(long)}: messages this device sends to another process (the host fabric's
+ *       wires) reach the peer this long after they were posted, pipelined: a network's one-way latency,
+ *       set from {@value XpEngine#WIRE_LATENCY_PROP} when the device opens.</li>
  *   <li>{@link #preemptPoster(Thread, long)}: a thread is held after each send request it posts was
  *       carried out, as a scheduler preempting it there would (on 2 busy CPUs, milliseconds), so what
  *       the request caused at the peer may come back before the poster goes on.</li>
@@ -34,6 +37,7 @@ public final class SoftFaults {
     private volatile Runnable linkListener;
     private volatile long operationDelayNs;
     private volatile long readDelayNs;
+    private volatile long wireLatencyNs = XpEngine.wireLatencyDefault();
     private volatile Thread preemptedPoster;
     private volatile long preemptNs;
     private volatile boolean dropConnectRequests;
@@ -93,6 +97,25 @@ public final class SoftFaults {
      */
     public SoftFaults readDelayNs(long ns) {
         this.readDelayNs = ns;
+        return this;
+    }
+
+    /**
+     * Sets the one-way latency of the host fabric's wires from this device: a message (SEND, an
+     * immediate, a responder-error notice excepted) posted to a queue pair of another process is not
+     * seen by the peer before this long after it was published, while later messages follow it without
+     * waiting (the wire carries as many as its slots). RDMA WRITE and READ still take effect when they
+     * execute, which is after every earlier message was answered, so data they place is never seen
+     * before the message in front of them. The in-JVM fabric ignores it.
+     *
+     * @param ns the latency, 0 for none (at most {@link XpEngine#WIRE_LATENCY_MAX_NS})
+     * @return this
+     */
+    public SoftFaults wireLatencyNs(long ns) {
+        if (ns < 0 || ns > XpEngine.WIRE_LATENCY_MAX_NS) {
+            throw new IllegalArgumentException("wire latency must be 0.." + XpEngine.WIRE_LATENCY_MAX_NS + " ns, is " + ns);
+        }
+        this.wireLatencyNs = ns;
         return this;
     }
 
@@ -163,6 +186,7 @@ public final class SoftFaults {
         linkDown = false;
         operationDelayNs = 0;
         readDelayNs = 0;
+        wireLatencyNs = 0;
         preemptedPoster = null;
         dropConnectRequests = false;
         cmEventDelayNs = 0;
@@ -178,6 +202,10 @@ public final class SoftFaults {
 
     long readDelayNs() {
         return readDelayNs;
+    }
+
+    long wireLatencyNs() {
+        return wireLatencyNs;
     }
 
     /** After a post: holds the calling thread when it is the preempted poster. */

@@ -1133,7 +1133,7 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         int slot = (int) seq & (l.tx.slots() - 1);
         l.slotRequest[slot] = -1;
         l.slotDataEnd[slot] = l.dataTail;
-        l.tx.publish(seq, Wire.OP_RESPONDER_ERROR, 0, 0, 0, -1);
+        l.tx.publish(seq, Wire.OP_RESPONDER_ERROR, 0, 0, 0, -1, 0);
         l.wakeResponder();
     }
 
@@ -1191,7 +1191,7 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         l.slotDataEnd[slot] = l.dataTail;
         w.state = SendWqe.IN_FLIGHT;
         l.txSeq = seq + 1;
-        tx.publish(seq, opcode, w.flags, length, w.immData, dataOffset);
+        tx.publish(seq, opcode, w.flags, length, w.immData, dataOffset, Wire.arrivalStamp(device.faults().wireLatencyNs()));
         l.wakeResponder();
         return EXEC_DEFERRED;
     }
@@ -1383,8 +1383,8 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         long withdrawn = rx.withdrawn();
         while (true) {
             long seq = l.rxHead;
-            if (!rx.published(seq) || (closed && rx.opcode(seq) != Wire.OP_RESPONDER_ERROR)) {
-                break;
+            if (!rx.published(seq) || (closed && rx.opcode(seq) != Wire.OP_RESPONDER_ERROR) || rx.arrivesInNs(seq) > 0) {
+                break; // nothing (more) to take, or it is still on its way (the sender's wire latency)
             }
             if (seq == withdrawn) {
                 l.cancelAnswered = seq; // the head stays here: nothing after it is taken either
@@ -1500,6 +1500,21 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
     static final int SERVICE_FOUND = 1;
     /** {@link #xpService}: a role was skipped because another thread held its lock. */
     static final int SERVICE_CONTENDED = 2;
+    /** {@link #xpService}: a message for our responder is published but still on its way ({@link #xpArrivesInNs()}). */
+    static final int SERVICE_ARRIVING = 4;
+
+    /**
+     * How long until the next message for our responder arrives: 0 when none is on its way (nothing
+     * published, or it arrived).
+     */
+    long xpArrivesInNs() {
+        XpLink l = link;
+        if (l == null) {
+            return 0;
+        }
+        long head = l.rxHead;
+        return l.rx.published(head) ? l.rx.arrivesInNs(head) : 0;
+    }
 
     /**
      * Looks at the wires once: messages for our responder, then answers for our requests. Called by
@@ -1521,10 +1536,15 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         }
         boolean did = false;
         boolean contended = false;
+        boolean arriving = false;
         // Messages first: they are what a peer waits for.
         if (polled == null || polled == recvCq) {
             long head = l.rxHead;
             boolean pending = l.rx.published(head) && (l.rnrMarked != head || l.rx.withdrawn() == head);
+            if (pending && l.rx.arrivesInNs(head) > 0) {
+                pending = false;
+                arriving = true; // on its way: the progress thread looks again when it arrives
+            }
             boolean answering = readyToRespond() && !device.faults().isLinkDown();
             if (pending || l.silent == answering) {
                 if (rqLock.tryLock()) {
@@ -1559,11 +1579,11 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
                 }
             } else if (code == Wire.CODE_RNR || l.tx.responderSilent() || device.faults().isLinkDown()) {
                 xpTimers(System.nanoTime()); // a poller runs the requester's timers while it polls
-            } else {
-                l.nudge(l.txAcked); // not acted on yet: wake the responder's process if it lingers
+            } else if (l.tx.arrivesInNs(l.txAcked) == 0) {
+                l.nudge(l.txAcked); // arrived, not acted on yet: wake the responder's process if it lingers
             }
         }
-        return (did ? SERVICE_FOUND : 0) | (contended ? SERVICE_CONTENDED : 0);
+        return (did ? SERVICE_FOUND : 0) | (contended ? SERVICE_CONTENDED : 0) | (arriving ? SERVICE_ARRIVING : 0);
     }
 
     /**

@@ -26,6 +26,8 @@ import java.nio.ByteOrder;
  *    0   published (i64) = sequence &lt;&lt; 8 | 1
  *    8   opcode (i32)  12 send flags (i32)  16 length (i32)  20 immediate (i32)
  *    24  data offset (i32): -1 when the payload is inline
+ *    28  arrival (i32): the low 32 bits of System.nanoTime() from which the responder may see the
+ *        message (the sender's wire latency), 0 for at once
  *    32  inline payload, up to {@link #INLINE_MAX} bytes
  *  answers (8 B each, one per slot), written by the responder only
  *        sequence &lt;&lt; 16 | WcStatus code &lt;&lt; 8 | RNR, DONE or CANCELLED
@@ -79,6 +81,7 @@ final class Wire {
     private static final int S_LENGTH = 16;
     private static final int S_IMM = 20;
     private static final int S_DATA = 24;
+    private static final int S_ARRIVE = 28;
     static final int S_INLINE = 32;
 
     private static final VarHandle LONGS = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
@@ -181,12 +184,27 @@ final class Wire {
     // ---------------------------------------------------------------- requester
 
     /**
+     * The arrival stamp of a message published now on a wire of {@code latencyNs} (0 for none): never 0
+     * when there is a latency.
+     */
+    static int arrivalStamp(long latencyNs) {
+        if (latencyNs == 0) {
+            return 0;
+        }
+        int a = (int) (System.nanoTime() + latencyNs);
+        return a == 0 ? 1 : a;
+    }
+
+    /**
      * Writes a message's fields into its slot (the payload is already in place) and publishes it with
      * a volatile store, which also orders it before the caller's next volatile load (the doorbell
      * check).
+     *
+     * @param arrival {@link #arrivalStamp(long)}: when the responder may see it
      */
-    void publish(long seq, int opcode, int flags, int length, int imm, int dataOffset) {
+    void publish(long seq, int opcode, int flags, int length, int imm, int dataOffset, int arrival) {
         int s = slot(seq);
+        INTS.set(buf, s + S_ARRIVE, arrival);
         INTS.set(buf, s + S_OPCODE, opcode);
         INTS.set(buf, s + S_FLAGS, flags);
         INTS.set(buf, s + S_LENGTH, length);
@@ -252,6 +270,20 @@ final class Wire {
     /** Whether message {@code seq} is published (this lap's). */
     boolean published(long seq) {
         return (long) LONGS.getAcquire(buf, slot(seq)) == word(seq, CODE_PUBLISHED);
+    }
+
+    /**
+     * How long until published message {@code seq} reaches us: 0 when it has (or was sent without
+     * latency), else the nanoseconds left. A peer's stamp is only compared, so a bad one delays its own
+     * message by at most 2^31 ns.
+     */
+    long arrivesInNs(long seq) {
+        int a = (int) INTS.get(buf, slot(seq) + S_ARRIVE);
+        if (a == 0) {
+            return 0;
+        }
+        int left = a - (int) System.nanoTime();
+        return left > 0 ? left : 0;
     }
 
     int opcode(long seq) {

@@ -64,6 +64,21 @@ final class XpEngine {
     private static final long CONTENDED_NS = contendedWaitProperty();
 
     /**
+     * Property: the one-way latency, in nanoseconds, of the wires from this process's devices (the
+     * initial {@link SoftFaults#wireLatencyNs(long)}); 0, the default, for none.
+     */
+    static final String WIRE_LATENCY_PROP = "jsdp.soft.wireLatencyNs";
+    /** The largest wire latency: 100 ms (a wire's arrival stamp is 32 bits of nanoseconds). */
+    static final long WIRE_LATENCY_MAX_NS = TimeUnit.MILLISECONDS.toNanos(100);
+    private static final long WIRE_LATENCY = longProperty(WIRE_LATENCY_PROP, 0, 0, WIRE_LATENCY_MAX_NS);
+    /**
+     * The longest wait for a message on its way that the progress thread spends polling rather than
+     * parked: 100 µs, twice the kernel's default timer slack, by which a park of a few microseconds
+     * oversleeps.
+     */
+    static final long ARRIVAL_SPIN_MAX_NS = TimeUnit.MICROSECONDS.toNanos(100);
+
+    /**
      * The host-fabric devices of this process, by the name of their device segment: a queue pair whose
      * peer turns out to be in this process reaches the peer's memory regions directly, not only its
      * device memory (the name includes the node's token, so a reopened node never aliases).
@@ -123,6 +138,11 @@ final class XpEngine {
             throw new IllegalArgumentException(name + " must be " + min + ".." + max + ", is " + n);
         }
         return n;
+    }
+
+    /** The wire latency new devices start with ({@code jsdp.soft.wireLatencyNs}). */
+    static long wireLatencyDefault() {
+        return WIRE_LATENCY;
     }
 
     /** The data area of new wires ({@code jsdp.soft.wireBytes}). */
@@ -296,6 +316,15 @@ final class XpEngine {
                         wait = timing ? CHECK_NS : IDLE_NS;
                         contendedWait = CONTENDED_NS;
                     }
+                    if ((service & SoftQueuePair.SERVICE_ARRIVING) != 0) {
+                        // a message on a wire with latency: look again when it arrives
+                        long arrival = arrivalWait();
+                        if (arrival <= ARRIVAL_SPIN_MAX_NS) {
+                            awaitArrival(observed, arrival);
+                            continue;
+                        }
+                        wait = Math.min(wait, arrival);
+                    }
                     long r = doorbell.await(observed, wait);
                     if (r == WaitWord.CLOSED) {
                         return;
@@ -308,6 +337,30 @@ final class XpEngine {
         } finally {
             doorbell.unbindWaiter();
         }
+    }
+
+    /**
+     * Polls the doorbell word until a message on its way arrives ({@code ns} from now) or a doorbell
+     * rings: a park that short oversleeps by the kernel's timer slack (about 50 µs), far more than the
+     * latency it waits out.
+     */
+    private void awaitArrival(long observed, long ns) {
+        long end = System.nanoTime() + ns;
+        while (System.nanoTime() - end < 0 && doorbell.sequence() == observed && running) {
+            Thread.onSpinWait();
+        }
+    }
+
+    /** The nearest arrival of a message still on its way to one of our queue pairs (at least 1 ns). */
+    private long arrivalWait() {
+        long wait = IDLE_NS;
+        for (SoftQueuePair q : qps) {
+            long n = q.xpArrivesInNs();
+            if (n > 0) {
+                wait = Math.min(wait, n);
+            }
+        }
+        return Math.max(1, wait);
     }
 
     private int serviceAll() {
