@@ -351,16 +351,20 @@ final class XpEngine {
         }
     }
 
-    /** The nearest arrival of a message still on its way to one of our queue pairs (at least 1 ns). */
+    /**
+     * The nearest arrival of a message still on its way to one of our queue pairs (at least 1 ns). Called
+     * after a look found one on its way: when none is any more, it arrived since, and the answer is 1 ns
+     * (look again at once), not a wait as long as an idle one.
+     */
     private long arrivalWait() {
-        long wait = IDLE_NS;
+        long wait = Long.MAX_VALUE;
         for (SoftQueuePair q : qps) {
             long n = q.xpArrivesInNs();
             if (n > 0) {
                 wait = Math.min(wait, n);
             }
         }
-        return Math.max(1, wait);
+        return wait == Long.MAX_VALUE ? 1 : wait;
     }
 
     private int serviceAll() {
