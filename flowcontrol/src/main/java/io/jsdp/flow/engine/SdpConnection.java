@@ -2877,7 +2877,8 @@ public final class SdpConnection {
         failure = Failure.RESET_BY_PEER;
         failureDetail = why + " with " + unreadBytes + " bytes of its unread here: reads give them, then the reset";
         stack.statistics().onFailed(failure);
-        Ffdc.capture("sdp", "connection." + failure.name(), "connection " + connectionId + " " + failureDetail, snapshotLocked());
+        Ffdc.capture("sdp", "connection." + failure.name(), "connection " + connectionId + " " + failure + ": " + failureDetail,
+            snapshotLocked());
         transition(State.FINISHED);
         cancelTimersLocked();
         return true;
