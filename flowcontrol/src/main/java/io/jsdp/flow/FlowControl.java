@@ -16,9 +16,9 @@ package io.jsdp.flow;
  *     credits per message, partial messages held while one is in flight;</li>
  * <li>{@link io.jsdp.flow.packetized.PacketizedFlowControl} — payload by RDMA WRITE into the peer's
  *     byte ring, a small RingData SEND tells where; the ring's free bytes are the real window;</li>
- * <li>{@link io.jsdp.flow.nicassisted.NicAssistedFlowControl} — payload in the SEND, but up to
- *     {@link #deviceMessages()} messages beyond the credits are handed to the device, which sends each
- *     when the peer posts a buffer (receiver-not-ready retry).</li>
+ * <li>{@link io.jsdp.flow.nicassisted.NicAssistedFlowControl} — packetized's ring while it has room;
+ *     beyond it up to {@link #deviceMessages()} Data messages (payload in the SEND) are handed to the
+ *     device, which sends each when the peer posts a buffer (receiver-not-ready retry).</li>
  * </ul>
  * Negotiated per connection by Hello capability bits ({@link FlowControlScheme}).
  */

@@ -18,7 +18,10 @@ public enum FlowControlScheme {
     CREDIT("credit", 0),
     /** Packetized: the sender manages the receiver's buffer as one byte ring filled by RDMA WRITE. */
     PACKETIZED("packetized", 1),
-    /** NIC-assisted: virtual window plus messages beyond the credits held by the device (RNR retry). */
+    /**
+     * NIC-assisted: packetized's ring while the peer's ring has room, then messages of at most the virtual
+     * window held by the device until the peer posts a buffer (RNR retry).
+     */
     NIC("nic", 1 << 1);
 
     /** Every flow-control capability bit a jsdp peer may set; others of {@link #CAPABILITY_MASK} are a violation. */
@@ -26,10 +29,10 @@ public enum FlowControlScheme {
     /** The capability word's flow-control field (its low byte); the other bits belong to other extensions. */
     public static final int CAPABILITY_MASK = 0xFF;
     /**
-     * Packetized only: a RingData may carry its run inline, after its 28 bytes ({@code docs/protocol.md}
-     * section 5b). A side asking for packetized offers it; the passive side echoes it when it agrees to
-     * packetized; a side sends inline runs only to a peer that negotiated it, and a peer that did not may
-     * not send them ({@code LENGTH_MISMATCH}).
+     * The ring schemes ({@link #usesRing()}) only: a RingData may carry its run inline, after its 28 bytes
+     * ({@code docs/protocol.md} section 5b). A side asking for a ring scheme offers it; the passive side
+     * echoes it when it agrees to the scheme; a side sends inline runs only to a peer that negotiated it,
+     * and a peer that did not may not send them ({@code LENGTH_MISMATCH}).
      */
     public static final int CAPABILITY_RING_INLINE = 1 << 10;
 
@@ -57,6 +60,16 @@ public enum FlowControlScheme {
      */
     public int capabilityBit() {
         return bit;
+    }
+
+    /**
+     * Whether the scheme's data travels in the receiver's byte ring (RDMA WRITE and RingData): packetized,
+     * and NIC-assisted, which extends it (seed 001 §4.3). Asking for one advertises a ring in the Hello.
+     *
+     * @return true for {@link #PACKETIZED} and {@link #NIC}
+     */
+    public boolean usesRing() {
+        return this != CREDIT;
     }
 
     /**

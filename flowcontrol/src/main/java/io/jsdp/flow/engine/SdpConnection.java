@@ -60,9 +60,10 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <h2>Memory</h2>
  * One device-memory block per connection, registered once:
- * {@code [marker, then R × (receive buffer B, marker)][send slots S × B][control slots C × 256][notification slots S × 256]},
+ * {@code [marker, then R × (receive buffer B, marker)][send slots S × B][control slots C × 256][notification slots S × 256]
+ * [NIC-assisted: device-message header slots D × 64]},
  * markers 8 bytes, the send slots from the next 64-byte boundary; and, when this side asks for
- * packetized flow control, a second block {@code [marker, ring R × B, marker]}: the receive ring the peer
+ * a ring scheme (packetized, NIC-assisted), a second block {@code [marker, ring R × B, marker]}: the receive ring the peer
  * RDMA-writes into (the whole block registered for remote write, the ring between the markers advertised
  * in the Hello or HelloAck). The ring's markers are checked when a RingData arrives and before a read
  * takes bytes out of the ring; a broken one aborts the connection ({@link Failure#CORRUPTION}, FFDC
@@ -79,11 +80,13 @@ import java.util.concurrent.locks.ReentrantLock;
  * <h2>Flow-control schemes</h2>
  * The Hello/HelloAck exchange picks the {@link FlowControl} strategy ({@link FlowControlScheme}); until
  * then the connection counts credits. The strategy decides; the engine moves the bytes, on one of two
- * data paths: <em>slots</em> (credit-based and NIC-assisted: each Data message is a SEND of one slot;
- * NIC-assisted posts up to {@link FlowControl#deviceMessages()} of them beyond the credits) or the
- * <em>ring</em> (packetized: the send slots form one byte ring whose runs are RDMA-written into the
- * peer's ring, announced by RingData SENDs — one in flight at a time, each covering every WRITE since
- * the last; received bytes are read straight out of our ring).
+ * data paths: <em>slots</em> (credit-based: each Data message is a SEND of one slot) or the
+ * <em>ring</em> (packetized and NIC-assisted: the send slots form one byte ring whose runs are
+ * RDMA-written into the peer's ring, announced by RingData SENDs — one in flight at a time, each
+ * covering every WRITE since the last; received bytes are read straight out of our ring). When the
+ * peer's ring is full, NIC-assisted posts up to {@link FlowControl#deviceMessages()} Data SENDs of the
+ * send ring's bytes, which the device holds until the peer posts a buffer; the reader takes ring bytes
+ * and such messages in stream order.
  * A strategy whose data must not move without the application ({@link FlowControl#movesDataWithoutApplication()})
  * gets no data posted by the progress thread unless the application waits on the connection or closed it.
  *
@@ -156,6 +159,10 @@ public final class SdpConnection {
     private static final long KIND_RING_WRITE = 6L << KIND_SHIFT;
     /** Packetized: a RingData notification; the index is its notification slot. */
     private static final long KIND_NOTE = 7L << KIND_SHIFT;
+    /** NIC-assisted: a Data message beyond the ring, held by the device; the index is its header slot. */
+    private static final long KIND_DEVICE = 8L << KIND_SHIFT;
+    /** NIC-assisted: a device message's header slot (its BSDH; the payload is gathered from the send ring). */
+    private static final int DEVICE_SLOT_BYTES = 64;
     /** A notification slot: a RingData and the run it may carry inline (at most {@link #INLINE_LIMIT} bytes in all). */
     static final int NOTE_SLOT_BYTES = INLINE_LIMIT;
     /** Packetized: where our ring starts in its memory block, after its leading structure marker. */
@@ -181,14 +188,17 @@ public final class SdpConnection {
     private final int sendBase;
     private final int ctrlBase;
     private final int noteBase;
+    /** NIC-assisted (wished): the device messages' header slots, and how many (the device-handled part). */
+    private final int deviceBase;
+    private final int deviceCount;
     /** The scheme this side asks for. */
     private final FlowControlScheme wish;
-    /** Packetized (wished): our receive ring, its own device memory registered for remote write; else null. */
+    /** Packetized or NIC-assisted (wished): our receive ring, its own memory registered for remote write; else null. */
     private final DeviceMemory ringMemory;
     private final MemoryRegion ringMr;
     private final ByteBuffer ringMem;
     private final int ringBytes;
-    /** Packetized: the send slots as one byte ring. */
+    /** Packetized and NIC-assisted: the send slots as one byte ring. */
     private final int sendRingBytes;
     private final CompletionQueue cq;
     private final DeviceMemory memory;
@@ -201,6 +211,8 @@ public final class SdpConnection {
     private final Condition changed = lock.newCondition();
     private final WorkCompletion[] wcs = new WorkCompletion[16];
     private final SendWorkRequest swr = new SendWorkRequest(1);
+    /** NIC-assisted device messages: the header and up to two pieces of the send ring. */
+    private final SendWorkRequest gather = new SendWorkRequest(3);
     private final ReceiveWorkRequest rwr = new ReceiveWorkRequest(1);
     private final Bsdh bsdh = new Bsdh();
     private volatile ReadinessListener listener;
@@ -212,7 +224,7 @@ public final class SdpConnection {
     // ---- guarded by lock
     /** Credits until the handshake, then the negotiated scheme's strategy. */
     private FlowControl fc = new CreditFlowControl();
-    /** The strategy when packetized was negotiated, else null: the ring data path is on. */
+    /** The strategy when a ring scheme (packetized, NIC-assisted) was negotiated, else null: the ring data path is on. */
     private PacketizedFlowControl ring;
     private boolean schemeChosen;
     /** The Hello's bufs (active side), replayed into the strategy the HelloAck picks. */
@@ -229,9 +241,13 @@ public final class SdpConnection {
     private long noteCompleted;
     private long peerRingAddress;
     private int peerRingRkey;
-    /** NIC-assisted: data messages posted beyond the credits and not completed; which slots they are. */
+    /**
+     * NIC-assisted: Data messages posted beyond the ring (the device holds each until the peer posts a
+     * buffer) and not completed, the stream position each ends at, and how many were posted in all.
+     */
     private int deviceOutstanding;
-    private final boolean[] slotOnDevice;
+    private final long[] deviceEnd;
+    private long devicePosted;
     /** Set while a stack thread (progress, CM, timer) runs this connection: not the application. */
     private boolean stackContext;
     private State state = State.CONNECTING;
@@ -284,6 +300,13 @@ public final class SdpConnection {
     private final int[] unreadSkip;
     /** Per unread message: a SrcAvail's remote part follows its inline bytes in the stream. */
     private final boolean[] unreadRemote;
+    /**
+     * NIC-assisted, per unread message: the ring bytes announced before it and not read yet, which the
+     * reader takes first; their sum over the queued messages. Ring bytes beyond that sum follow the last
+     * queued message (with none queued: all of the ring comes next).
+     */
+    private final long[] unreadRingBefore;
+    private long ringQueued;
     /** The reader is at a SrcAvail's remote part ({@link LargeTransfers#readRemote}). */
     private boolean remoteAtHead;
     /** Zero copy of this connection, when the handshake negotiated it. */
@@ -376,13 +399,16 @@ public final class SdpConnection {
         this.ctrlBase = sendBase + sendCount * bufferBytes;
         this.noteBase = ctrlBase + CTRL_SLOTS * CTRL_SLOT_BYTES;
         this.wish = options.flowControl();
+        this.deviceBase = noteBase + sendCount * NOTE_SLOT_BYTES;
+        this.deviceCount = wish == FlowControlScheme.NIC ? options.deviceMessages() : 0;
+        this.deviceEnd = new long[deviceCount];
         this.sendRingBytes = sendCount * bufferBytes;
         this.noteEnd = new long[sendCount];
-        this.slotOnDevice = new boolean[sendCount];
         this.unread = new int[recvCount];
         this.unreadLen = new int[recvCount];
         this.unreadSkip = new int[recvCount];
         this.unreadRemote = new boolean[recvCount];
+        this.unreadRingBefore = new long[recvCount];
         this.largeFactory = stack.largeTransfers();
         this.slotLen = new int[sendCount];
         this.noDelay = options.noDelay();
@@ -398,9 +424,9 @@ public final class SdpConnection {
         MemoryRegion rr = null;
         try {
             q = device.createCompletionQueue(stack.completionChannel(), recvCount + maxSendWr() + 4);
-            m = device.allocateMemory(noteBase + sendCount * NOTE_SLOT_BYTES);
+            m = device.allocateMemory(deviceBase + deviceCount * DEVICE_SLOT_BYTES);
             r = stack.pd().register(m.buffer(), Access.LOCAL_WRITE);
-            if (wish == FlowControlScheme.PACKETIZED) {
+            if (wish.usesRing()) {
                 rm = device.allocateMemory(StructureMarkers.regionBytes(1, recvCount * bufferBytes));
                 rr = stack.pd().register(rm.buffer(), Access.LOCAL_WRITE | Access.REMOTE_WRITE);
             }
@@ -445,11 +471,12 @@ public final class SdpConnection {
     // ------------------------------------------------------------------ set-up
 
     /**
-     * Send work requests: per slot one message; packetized: the WRITEs posted since the last RingData (at
-     * most the send slots' count, plus two of a wrapping run) and the RingData in flight with its WRITEs.
+     * Send work requests: per slot one message; the ring schemes: the WRITEs posted since the last
+     * RingData (at most the send slots' count, plus two of a wrapping run) and the RingData in flight with
+     * its WRITEs, and NIC-assisted's device messages.
      */
     private int maxSendWr() {
-        return (wish == FlowControlScheme.PACKETIZED ? 4 * sendCount : sendCount) + CTRL_SLOTS + 2 + ZCOPY_WRS;
+        return (wish.usesRing() ? 4 * sendCount + deviceCount : sendCount) + CTRL_SLOTS + 2 + ZCOPY_WRS;
     }
 
     /** NIC-assisted needs the device to hold a send until the peer posts a buffer: RNR retry "forever". */
@@ -491,7 +518,7 @@ public final class SdpConnection {
 
     private void createQueuePairLocked() throws VerbsException {
         QueuePairAttributes attrs = new QueuePairAttributes().sendCq(cq).recvCq(cq)
-            .maxSendWr(maxSendWr()).maxRecvWr(recvCount).maxSendSge(1).maxRecvSge(1)
+            .maxSendWr(maxSendWr()).maxRecvWr(recvCount).maxSendSge(deviceCount > 0 ? 3 : 1).maxRecvSge(1)
             .maxInlineData(maxInline);
         qp = cmId.createQueuePair(stack.pd(), attrs);
         for (int i = 0; i < recvCount; i++) {
@@ -544,7 +571,7 @@ public final class SdpConnection {
             int off = ctrlSlotOffset();
             Hello hello = new Hello().wrap(bsdh.buffer(), off).put(ownMaxAdverts(), bufferBytes, cmId.localAddress(), remote,
                 offeredCapabilities() | wish.capabilityBit()
-                    | (wish == FlowControlScheme.PACKETIZED ? FlowControlScheme.CAPABILITY_RING_INLINE : 0));
+                    | (wish.usesRing() ? FlowControlScheme.CAPABILITY_RING_INLINE : 0));
             if (ringMr != null) {
                 hello.putRing(ringMr.address() + RING_BASE, ringMr.rkey(), ringBytes);
             }
@@ -725,12 +752,24 @@ public final class SdpConnection {
     }
 
     private int copyOutLocked(ByteBuffer dst) {
-        if (ring != null) {
-            return copyOutOfRingLocked(dst);
+        if (ring != null && unreadHead == unreadTail) {
+            return Math.max(0, copyOutOfRingLocked(dst, ring.unread())); // no message of NIC-assisted's device waits
         }
         int total = 0;
         int copied = 0;
         while ((remoteAtHead || unreadHead != unreadTail) && dst.hasRemaining()) {
+            int head = (int) (unreadHead % recvCount);
+            if (ring != null && unreadRingBefore[head] > 0) {
+                // NIC-assisted: ring bytes announced before the message at the head come first
+                int r = copyOutOfRingLocked(dst, unreadRingBefore[head]);
+                if (r < 0) {
+                    return total;
+                }
+                unreadRingBefore[head] -= r;
+                ringQueued -= r;
+                total += r;
+                continue;
+            }
             if (remoteAtHead) {
                 if (peerGone) {
                     // the rest of the stream is in the memory of a peer that reset or vanished: no READ can fetch it
@@ -790,22 +829,28 @@ public final class SdpConnection {
         if (state != State.FAILED) {
             unreadBytes -= copied;
         }
+        if (ring != null && unreadHead == unreadTail && dst.hasRemaining() && state != State.FAILED) {
+            int r = copyOutOfRingLocked(dst, ring.unread()); // the ring bytes after the last device message
+            total += Math.max(r, 0);
+        }
         return total;
     }
 
     /**
-     * Packetized: reads straight out of our ring (at most two pieces: the run may wrap round its end),
-     * after checking the ring's structure markers.
+     * The ring schemes: reads at most {@code limit} bytes straight out of our ring (at most two pieces:
+     * the run may wrap round its end), after checking the ring's structure markers.
+     *
+     * @return bytes read, or -1 when the ring was found broken (the connection failed)
      */
-    private int copyOutOfRingLocked(ByteBuffer dst) {
+    private int copyOutOfRingLocked(ByteBuffer dst, long limit) {
         int total = 0;
-        if (ring.unread() > 0 && dst.hasRemaining() && !StructureMarkers.checkAround(ringMem, 0, 0, ringBytes)) {
+        if (limit > 0 && dst.hasRemaining() && !StructureMarkers.checkAround(ringMem, 0, 0, ringBytes)) {
             ringCorruptionLocked("before a read");
-            return 0;
+            return -1;
         }
-        while (ring.unread() > 0 && dst.hasRemaining()) {
+        while (total < limit && dst.hasRemaining()) {
             int from = ring.readOffset();
-            int n = (int) Math.min(Math.min(ring.unread(), dst.remaining()), ringBytes - from);
+            int n = (int) Math.min(Math.min(limit - total, dst.remaining()), ringBytes - from);
             dst.put(dst.position(), ringMem, RING_BASE + from, n);
             dst.position(dst.position() + n);
             ring.onConsumed(n);
@@ -1131,6 +1176,7 @@ public final class SdpConnection {
     private void discardUnreadLocked() {
         if (ring != null) {
             ring.onConsumed(ring.unread());
+            ringQueued = 0;
         }
         remoteAtHead = false;
         headAdvertChecked = false;
@@ -1780,10 +1826,9 @@ public final class SdpConnection {
         }
         if (kind == KIND_DATA) {
             slotCompleted++;
-            if (slotOnDevice[index]) {
-                slotOnDevice[index] = false;
-                deviceOutstanding--; // the "interrupt" of seed 001 §4.3.2: transmit moves the coalesced rest
-            }
+        } else if (kind == KIND_DEVICE) {
+            deviceOutstanding--; // the "interrupt" of seed 001 §4.3.2: transmit moves the coalesced rest
+            streamFreed = deviceEnd[index]; // the peer took the message: its send bytes are free
         } else if (kind == KIND_NOTE) {
             noteCompleted++;
             streamFreed = noteEnd[index]; // its writes completed before it: their send bytes are free
@@ -1810,6 +1855,9 @@ public final class SdpConnection {
         }
         if (kind == KIND_NOTE) {
             return "RingData";
+        }
+        if (kind == KIND_DEVICE) {
+            return "device data";
         }
         if (kind == KIND_ZCOPY) {
             return "zero-copy RDMA READ/WRITE";
@@ -1901,7 +1949,7 @@ public final class SdpConnection {
             case MessageId.DATA -> {
                 if (payload == 0) {
                     postReceiveLocked(buf);
-                } else if (ring != null) {
+                } else if (ring != null && fc.deviceMessages() == 0) {
                     violationLocked(Violation.UNSUPPORTED_MID, "Data with " + payload + " payload bytes on a packetized "
                         + "connection (data goes into the ring)");
                 } else if (disconnReceived) {
@@ -2028,6 +2076,11 @@ public final class SdpConnection {
 
     private void queueUnreadLocked(int buf, int payload, int skip, boolean remote) {
         int slot = (int) (unreadTail % recvCount);
+        if (ring != null) {
+            // NIC-assisted: the ring bytes announced since the previous queued message come before this one
+            unreadRingBefore[slot] = ring.unread() - ringQueued;
+            ringQueued += unreadRingBefore[slot];
+        }
         unread[slot] = buf;
         unreadLen[slot] = payload;
         unreadSkip[slot] = skip;
@@ -2121,18 +2174,18 @@ public final class SdpConnection {
                 return;
             }
             FlowControlScheme chosen = FlowControlScheme.fromCapabilities(ack.capabilities());
-            // packetized data travels in the ring; zero copy's inline bytes would come by buffers: not both
+            // ring schemes' data travels in the ring; zero copy's inline bytes would come by buffers: not both
             if (chosen == null || chosen != FlowControlScheme.CREDIT && chosen != wish) {
                 violationLocked(Violation.BAD_CAPABILITIES, "HelloAck capabilities 0x" + Integer.toHexString(ack.capabilities())
                     + " answer a Hello asking for " + wish.configName() + " (0x" + Integer.toHexString(wish.capabilityBit()) + ")");
                 return;
             }
-            if (chosen == FlowControlScheme.PACKETIZED && !PacketizedFlowControl.validRingBytes(ack.ringBytes())) {
+            if (chosen.usesRing() && !PacketizedFlowControl.validRingBytes(ack.ringBytes())) {
                 violationLocked(Violation.BAD_RING, "HelloAck advertises a ring of " + ack.ringBytes() + " bytes");
                 return;
             }
             lastRecvMseq = 0;
-            negotiated = chosen == FlowControlScheme.PACKETIZED ? ack.capabilities() & FlowControlScheme.CAPABILITY_RING_INLINE
+            negotiated = chosen.usesRing() ? ack.capabilities() & FlowControlScheme.CAPABILITY_RING_INLINE
                 : validCapabilities(ack.capabilities() & offeredCapabilities());
             peerMaxAdverts = ack.maxAdverts();
             peerBufferBytes = (int) ack.actualRcvSize();
@@ -2162,7 +2215,7 @@ public final class SdpConnection {
                 return;
             }
             FlowControlScheme chosen = FlowControlScheme.negotiate(offered, wish);
-            if (chosen == FlowControlScheme.PACKETIZED && !PacketizedFlowControl.validRingBytes(hello.ringBytes())) {
+            if (chosen.usesRing() && !PacketizedFlowControl.validRingBytes(hello.ringBytes())) {
                 violationLocked(Violation.BAD_RING, "Hello advertises a ring of " + hello.ringBytes() + " bytes");
                 return;
             }
@@ -2177,12 +2230,12 @@ public final class SdpConnection {
             fc.onHandshake(false, bufs);
             postReceiveLocked(buf);
             int ctrl = ctrlSlotOffset();
-            negotiated = chosen == FlowControlScheme.PACKETIZED ? hello.capabilities() & FlowControlScheme.CAPABILITY_RING_INLINE
+            negotiated = chosen.usesRing() ? hello.capabilities() & FlowControlScheme.CAPABILITY_RING_INLINE
                 : validCapabilities(hello.capabilities() & offeredCapabilities());
             peerMaxAdverts = hello.maxAdverts();
             HelloAck helloAck = new HelloAck().wrap(bsdh.buffer(), ctrl).put(ownMaxAdverts(), bufferBytes,
                 hello.ipVersion() == 6 ? 6 : 4, negotiated | chosen.capabilityBit());
-            if (chosen == FlowControlScheme.PACKETIZED) {
+            if (chosen.usesRing()) {
                 helloAck.putRing(ringMr.address() + RING_BASE, ringMr.rkey(), ringBytes);
             }
             postControlLocked(MessageId.HELLO_ACK, HelloAck.LENGTH, 0);
@@ -2207,7 +2260,7 @@ public final class SdpConnection {
         fc = scheme.create(options.deviceMessages());
         schemeChosen = true;
         messagePerWrite = scheme == FlowControlScheme.CREDIT && !options.creditCoalesce();
-        if (scheme == FlowControlScheme.PACKETIZED) {
+        if (scheme.usesRing()) {
             ring = (PacketizedFlowControl) fc;
             ring.onRings(ringBytes, peerRingBytes);
             peerRingAddress = ringAddress;
@@ -2259,7 +2312,7 @@ public final class SdpConnection {
             traceRare("conn.disconnSent");
             postControlLocked(MessageId.DISCONN, Bsdh.LENGTH, lastRecvMseq);
         }
-        if (state == State.ESTABLISHED && ring != null && ring.ringAckNeeded() && fc.canSend(FlowControl.DATA, posted, lastRecvMseq)
+        if (state == State.ESTABLISHED && ring != null && ring.ringAckNeeded() && mayPostControlLocked(FlowControl.DATA)
             && ctrlPosted - ctrlCompleted < CTRL_SLOTS) {
             mem.putInt(ctrlSlotOffset() + RingMessages.RING_ACK_CONSUMED_OFFSET, ring.takeConsumedForWire());
             postControlLocked(MessageId.RING_ACK, RingMessages.RING_ACK_LENGTH, lastRecvMseq);
@@ -2271,9 +2324,9 @@ public final class SdpConnection {
     }
 
     /**
-     * Whether a control message (DisConn, credit update) may be posted: with a credit for it, or — when
-     * the device holds messages until the peer has a buffer (NIC-assisted) — always: both sides can
-     * have sent beyond their credits, and a credit update or DisConn waiting for credits only the
+     * Whether a control message (DisConn, credit update, RingAck) or a RingData may be posted: with a
+     * credit for it, or — when the device holds messages until the peer has a buffer (NIC-assisted) —
+     * always: both sides can have sent beyond their credits, and a message waiting for credits only the
      * other side's update could give would wait for ever.
      */
     private boolean mayPostControlLocked(int kind) {
@@ -2281,32 +2334,23 @@ public final class SdpConnection {
     }
 
     /**
-     * Credit-based and NIC-assisted: posts closed slots while the peer has credits — NIC-assisted also up
-     * to {@link FlowControl#deviceMessages()} beyond them, which the device holds until the peer posts
-     * a buffer — and the open slot by Nagle's rule.
+     * Credit-based: posts closed slots while the peer has credits, and the open slot by Nagle's rule.
      *
      * @return false when a post failed (the connection failed)
      */
     private boolean transmitSlotsLocked() {
-        int deviceLimit = fc.deviceMessages();
         while (slotPosted < slotOpen) {
-            boolean credit = fc.canSend(FlowControl.DATA, posted, lastRecvMseq);
-            if (!credit && (deviceOutstanding >= deviceLimit || !dataMayMoveLocked())) {
+            if (!fc.canSend(FlowControl.DATA, posted, lastRecvMseq)) {
                 return true;
             }
-            if (!postDataLocked(!credit)) {
+            if (!postDataLocked()) {
                 return false;
             }
         }
-        if (openBytes > 0 && (noDelay || slotCompleted == slotPosted || outputShut || !fc.holdsPartialMessages())) {
-            boolean credit = fc.canSend(FlowControl.DATA, posted, lastRecvMseq);
-            // Beyond the credits a partial message goes to the device only when the device holds none of
-            // ours: later writes coalesce into W-sized messages (the software-handled part) until the
-            // device signals, instead of spending one of the peer's buffers on each small write.
-            if (credit || deviceOutstanding == 0 && deviceLimit > 0 && dataMayMoveLocked()) {
-                closeOpenSlotLocked();
-                return postDataLocked(!credit);
-            }
+        if (openBytes > 0 && (noDelay || slotCompleted == slotPosted || outputShut || !fc.holdsPartialMessages())
+            && fc.canSend(FlowControl.DATA, posted, lastRecvMseq)) {
+            closeOpenSlotLocked();
+            return postDataLocked();
         }
         return true;
     }
@@ -2336,10 +2380,69 @@ public final class SdpConnection {
                 return false;
             }
         }
-        if (streamAnnounced < streamPosted && notePosted == noteCompleted
-            && fc.canSend(FlowControl.DATA, posted, lastRecvMseq)) {
-            return postRingNoteLocked(0);
+        if (streamAnnounced < streamPosted && notePosted == noteCompleted && mayPostControlLocked(FlowControl.DATA)) {
+            if (!postRingNoteLocked(0)) {
+                return false;
+            }
         }
+        return deviceCount == 0 || transmitDeviceLocked();
+    }
+
+    /**
+     * NIC-assisted, when the peer's ring is full: hands what waits in the send ring to the device as
+     * Data messages of at most the virtual window W (a receive buffer's payload), beyond the ring and
+     * the credits; the device sends each as the peer posts a buffer (RNR retry), whatever this side's
+     * threads do. At most {@link #deviceCount} at a time (the device-handled part); a message shorter
+     * than W goes only when the device holds none of ours, so later writes coalesce into W-sized ones
+     * (the software-handled part) until a device message completes — the "interrupt" that brings the
+     * progress thread here (seed 001 §4.3.2). Every ring write before a device message must be
+     * announced first: the peer reads the stream in message order.
+     *
+     * @return false when a post failed (the connection failed)
+     */
+    private boolean transmitDeviceLocked() {
+        while (streamPosted < streamWritten && ring.ringSpace() <= 0 && streamAnnounced == streamPosted
+            && deviceOutstanding < deviceCount && dataMayMoveLocked()) {
+            int n = (int) Math.min(streamWritten - streamPosted, goal);
+            if (n < goal && deviceOutstanding > 0 && !outputShut) {
+                break;
+            }
+            if (!postDeviceDataLocked(n)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** NIC-assisted: posts {@code payload} bytes of the send ring at its posted mark as one Data message for the device. */
+    private boolean postDeviceDataLocked(int payload) {
+        int slot = (int) (devicePosted % deviceCount);
+        int off = deviceBase + slot * DEVICE_SLOT_BYTES;
+        int len = Bsdh.LENGTH + payload;
+        int mseq = nextMseq++;
+        lastDataMseq = mseq;
+        int bufs = Math.min(posted, Bsdh.MAX_BUFS);
+        bsdh.at(off).put(MessageId.DATA, 0, bufs, len, mseq, lastRecvMseq);
+        fc.onSend(mseq, bufs, lastRecvMseq);
+        int local = (int) (streamPosted % sendRingBytes);
+        int first = Math.min(payload, sendRingBytes - local);
+        gather.clear().wrId(KIND_DEVICE | slot).opcode(Opcode.SEND).flags(dataSendFlagsLocked(len))
+            .sge(0, mrAddress + off, Bsdh.LENGTH, lkey).sge(1, mrAddress + sendBase + local, first, lkey);
+        if (first < payload) {
+            gather.sge(2, mrAddress + sendBase, payload - first, lkey); // the run wraps round the send ring's end
+        }
+        int rc = qp.postSend(gather);
+        if (rc != Errno.OK) {
+            failLocked(Failure.DEVICE_ERROR, "post of device Data mseq " + mseq + " failed (errno " + rc + ")", false, true);
+            return false;
+        }
+        streamPosted += payload;
+        streamAnnounced = streamPosted; // the message announces itself
+        deviceEnd[slot] = streamPosted;
+        devicePosted++;
+        deviceOutstanding++;
+        bytesSent += payload;
+        messagesSent++;
         return true;
     }
 
@@ -2354,7 +2457,7 @@ public final class SdpConnection {
         return n > 0 && (negotiated & FlowControlScheme.CAPABILITY_RING_INLINE) != 0
             && n <= maxInline - RingMessages.RING_DATA_LENGTH && streamAnnounced == streamPosted
             && notePosted == noteCompleted && n <= ring.ringSpace() && dataMayMoveLocked()
-            && fc.canSend(FlowControl.DATA, posted, lastRecvMseq);
+            && mayPostControlLocked(FlowControl.DATA);
     }
 
     /** RDMA-writes {@code n} bytes of the send ring at its posted mark into the peer's ring (one to three WRITEs). */
@@ -2426,12 +2529,8 @@ public final class SdpConnection {
         return true;
     }
 
-    /**
-     * Posts the next closed slot as one Data message.
-     *
-     * @param onDevice NIC-assisted: beyond the peer's credits, held by the device until the peer has a buffer
-     */
-    private boolean postDataLocked(boolean onDevice) {
+    /** Posts the next closed slot as one Data message. */
+    private boolean postDataLocked() {
         int slot = (int) (slotPosted % sendCount);
         int off = sendBase + slot * bufferBytes;
         int payload = slotLen[slot];
@@ -2449,10 +2548,6 @@ public final class SdpConnection {
             return false;
         }
         slotPosted++;
-        if (onDevice) {
-            slotOnDevice[slot] = true;
-            deviceOutstanding++;
-        }
         if (large != null) {
             large.onStreamMessage(true); // voids the peer's pending SinkAvail advertisements
         }
@@ -3490,8 +3585,10 @@ public final class SdpConnection {
             .append(" control posted=").append(ctrlPosted).append(" completed=").append(ctrlCompleted).append('\n')
             .append(ring == null ? "" : "ring stream written=" + streamWritten + " posted=" + streamPosted + " announced="
                 + streamAnnounced + " freed="
-                + streamFreed + " notes posted=" + notePosted + " completed=" + noteCompleted + " peerRing=0x"
-                + Long.toHexString(peerRingAddress) + "/0x" + Integer.toHexString(peerRingRkey) + '\n')
+                + streamFreed + " notes posted=" + notePosted + " completed=" + noteCompleted
+                + (deviceCount == 0 ? "" : " device messages posted=" + devicePosted + " outstanding=" + deviceOutstanding)
+                + " peerRing=0x" + Long.toHexString(peerRingAddress) + "/0x" + Integer.toHexString(peerRingRkey)
+                + " unread ring bytes queued before messages=" + ringQueued + '\n')
             .append(large == null ? "" : large.describe() + "\n")
             .append("queue pair ").append(qp == null ? "none" : qp.qpNumber() + " " + (released ? "destroyed" : qp.state()))
             .append('\n')

@@ -31,7 +31,7 @@ import io.jsdp.flow.credit.CreditFlowControl;
  * than 2^31 bytes, so differences are exact). Single-threaded: the engine calls it under the
  * connection lock.
  */
-public final class PacketizedFlowControl extends CreditAccountedFlowControl {
+public class PacketizedFlowControl extends CreditAccountedFlowControl {
     /** The smallest ring a peer may advertise. */
     public static final int RING_BYTES_MIN = 256;
     /** The largest ring a peer may advertise (256 buffers of 1 MiB). */
@@ -53,7 +53,17 @@ public final class PacketizedFlowControl extends CreditAccountedFlowControl {
 
     /** Packetized flow control; the ring sizes come with the handshake. */
     public PacketizedFlowControl() {
-        super(new CreditFlowControl());
+        this(new CreditFlowControl());
+    }
+
+    /**
+     * The ring accounting over the given message accounting, for a scheme that extends packetized flow
+     * control (NIC-assisted).
+     *
+     * @param credit the message accounting
+     */
+    protected PacketizedFlowControl(CreditFlowControl credit) {
+        super(credit);
     }
 
     @Override

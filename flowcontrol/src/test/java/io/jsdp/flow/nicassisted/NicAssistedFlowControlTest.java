@@ -1,11 +1,13 @@
 package io.jsdp.flow.nicassisted;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.jsdp.flow.FlowControl;
+import io.jsdp.flow.FlowControlScheme;
 import io.jsdp.flow.Violation;
 import io.jsdp.flow.credit.CreditFlowControl;
 import java.util.concurrent.TimeUnit;
@@ -37,6 +39,22 @@ class NicAssistedFlowControlTest {
         NicAssistedFlowControl f = new NicAssistedFlowControl(8);
         assertEquals(8, f.deviceMessages());
         assertTrue(f.movesDataWithoutApplication());
-        assertTrue(f.holdsPartialMessages());
+        assertFalse(f.holdsPartialMessages(), "in the ring, as packetized: sent while there is room");
+        assertTrue(FlowControlScheme.NIC.usesRing());
+        assertFalse(FlowControlScheme.CREDIT.usesRing());
+    }
+
+    @Test
+    void itKeepsPacketizedRingAccounting() {
+        NicAssistedFlowControl f = new NicAssistedFlowControl(2);
+        f.onRings(1024, 512);
+        assertEquals(512, f.ringSpace());
+        f.onRingWrite(500);
+        assertEquals(12, f.ringSpace());
+        assertNull(f.onRingAck(200));
+        assertEquals(212, f.ringSpace());
+        assertEquals(Violation.RING_ACK_OUT_OF_RANGE, f.onRingAck(100), "a consumed count may not go back");
+        assertNull(f.onRingData(0, 1000));
+        assertEquals(Violation.RING_OVERRUN, f.onRingData(1000, 100), "the ring checks stay");
     }
 }
