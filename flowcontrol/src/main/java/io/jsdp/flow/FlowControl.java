@@ -54,9 +54,9 @@ public interface FlowControl {
     boolean holdsPartialMessages();
 
     /**
-     * Data messages the engine may post beyond the peer's credits: the device holds each until the
-     * peer posts a receive buffer for it (InfiniBand's message-level flow control, seed 001 §4.2), so
-     * they move while the application computes. 0: never post without credit.
+     * Data messages the engine may post beyond the peer's ring and credits: the device holds each until
+     * the peer posts a receive buffer for it (InfiniBand's message-level flow control, seed 001 §4.2),
+     * so they move while the application computes. 0: never post without room.
      *
      * @return the device-handled part of the send buffer, in messages
      */

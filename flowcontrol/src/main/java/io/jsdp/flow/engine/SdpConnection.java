@@ -2365,13 +2365,20 @@ public final class SdpConnection {
      * handle a notification per write. The RingData of runs already written is posted from any context:
      * it moves no held data (the WRITEs went inside the application's calls).
      *
+     * <p>NIC-assisted, whose held data may move from any context, does not post WRITEs behind a RingData
+     * in flight: the bytes wait in the send ring and go as one WRITE, with the next RingData, when that
+     * one completes. The reader sees them no later (only that RingData announces them, and it could not
+     * go sooner), and the device does one WRITE where it did one per write, each of which it had to
+     * hold until the RingData before it was answered.
+     *
      * @return false when a post failed (the connection failed)
      */
     private boolean transmitRingLocked() {
         if (inlineRunLocked()) {
             return postRingNoteLocked((int) (streamWritten - streamPosted));
         }
-        while (streamPosted < streamWritten && dataMayMoveLocked() && unannouncedWrites < sendCount) {
+        boolean holdBehindNote = deviceCount > 0 && notePosted != noteCompleted;
+        while (streamPosted < streamWritten && dataMayMoveLocked() && unannouncedWrites < sendCount && !holdBehindNote) {
             int space = ring.ringSpace();
             if (space <= 0) {
                 break;
@@ -2419,11 +2426,7 @@ public final class SdpConnection {
         int slot = (int) (devicePosted % deviceCount);
         int off = deviceBase + slot * DEVICE_SLOT_BYTES;
         int len = Bsdh.LENGTH + payload;
-        int mseq = nextMseq++;
-        lastDataMseq = mseq;
-        int bufs = Math.min(posted, Bsdh.MAX_BUFS);
-        bsdh.at(off).put(MessageId.DATA, 0, bufs, len, mseq, lastRecvMseq);
-        fc.onSend(mseq, bufs, lastRecvMseq);
+        int mseq = putDataHeaderLocked(off, len);
         int local = (int) (streamPosted % sendRingBytes);
         int first = Math.min(payload, sendRingBytes - local);
         gather.clear().wrId(KIND_DEVICE | slot).opcode(Opcode.SEND).flags(dataSendFlagsLocked(len))
@@ -2529,17 +2532,28 @@ public final class SdpConnection {
         return true;
     }
 
+    /**
+     * Numbers a Data message of {@code len} bytes (BSDH included) and writes its BSDH at {@code off},
+     * accounted by the flow control.
+     *
+     * @return its sequence number
+     */
+    private int putDataHeaderLocked(int off, int len) {
+        int mseq = nextMseq++;
+        lastDataMseq = mseq;
+        int bufs = Math.min(posted, Bsdh.MAX_BUFS);
+        bsdh.at(off).put(MessageId.DATA, 0, bufs, len, mseq, lastRecvMseq);
+        fc.onSend(mseq, bufs, lastRecvMseq);
+        return mseq;
+    }
+
     /** Posts the next closed slot as one Data message. */
     private boolean postDataLocked() {
         int slot = (int) (slotPosted % sendCount);
         int off = sendBase + slot * bufferBytes;
         int payload = slotLen[slot];
         int len = Bsdh.LENGTH + payload;
-        int mseq = nextMseq++;
-        lastDataMseq = mseq;
-        int bufs = Math.min(posted, Bsdh.MAX_BUFS);
-        bsdh.at(off).put(MessageId.DATA, 0, bufs, len, mseq, lastRecvMseq);
-        fc.onSend(mseq, bufs, lastRecvMseq);
+        int mseq = putDataHeaderLocked(off, len);
         swr.clear().wrId(KIND_DATA | slot).opcode(Opcode.SEND)
             .flags(dataSendFlagsLocked(len)).sge(0, mrAddress + off, len, lkey);
         int rc = qp.postSend(swr);

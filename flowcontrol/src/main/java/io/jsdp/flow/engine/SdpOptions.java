@@ -531,8 +531,8 @@ public final class SdpOptions {
     }
 
     /**
-     * NIC-assisted flow control's device-handled part: data messages posted beyond the peer's credits,
-     * half the send slots (seed 001 §4.3.2 splits the socket buffer in two parts).
+     * NIC-assisted flow control's device-handled part: Data messages posted beyond the peer's ring and
+     * credits, half the send slots (seed 001 §4.3.2 splits the socket buffer in two parts).
      *
      * @return at least 1
      */

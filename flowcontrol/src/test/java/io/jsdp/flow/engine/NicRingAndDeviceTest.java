@@ -31,6 +31,7 @@ class NicRingAndDeviceTest {
     private static final int W = BUFFER - 16;
     private static final Pattern DEVICE = Pattern.compile("device messages posted=(\\d+)");
     private static final Pattern QUEUED = Pattern.compile("queued before messages=(\\d+)");
+    private static final Pattern STREAM = Pattern.compile("ring stream written=\\d+ posted=(\\d+)");
 
     private static SdpOptions options() {
         return new SdpOptions().bufferBytes(BUFFER).receiveBuffers(RECEIVE_BUFFERS).sendBuffers(8)
@@ -110,7 +111,11 @@ class NicRingAndDeviceTest {
             assertEquals(RING, number(QUEUED, p.b), "the ring's bytes come before the messages: " + p.b.snapshot());
             // 3. the reader frees the ring (its RingAck lets the writer write into it again), the device messages wait
             readExactly(p.b, 0, RING);
-            awaitTrue(() -> p.a.snapshot().contains("deviceOutstanding=0"), p);
+            awaitTrue(() -> {
+                p.a.readyOps(); // a call on the writer: it takes the RingAck and its device messages' completions
+                String a = p.a.snapshot();
+                return a.contains("deviceOutstanding=0") && a.contains("peerConsumed=" + RING);
+            }, p);
             writeAll(p.a, RING + 2 * W, 1000);
             awaitTrue(() -> p.b.available() == 2 * W + 1000, p);
             assertEquals(2, number(DEVICE, p.a), "the ring had room again: " + p.a.snapshot());
@@ -118,6 +123,25 @@ class NicRingAndDeviceTest {
             // 4. the messages, then the ring bytes written after them
             readExactly(p.b, RING, 2 * W + 1000);
             assertEquals(0, p.b.available());
+        }
+    }
+
+    @Test
+    void writesBehindARingDataInFlightWaitInTheSendRingAndGoAsOneWriteWhenItCompletes() throws Exception {
+        SdpOptions o = options().noDelay(true);
+        try (SdpPair p = SdpPair.open(o, o)) {
+            p.deviceA.faults().operationDelayNs(TimeUnit.MILLISECONDS.toNanos(100));
+            assertEquals(10, p.a.write(chunk(0, 10)), "the first write goes at once, with its RingData");
+            for (int i = 1; i < 12; i++) {
+                assertEquals(10, p.a.write(chunk(i * 10L, 10)));
+            }
+            Matcher m = STREAM.matcher(p.a.snapshot());
+            assertTrue(m.find(), p.a::snapshot);
+            assertEquals(10, Long.parseLong(m.group(1)), "only the first write was posted while its RingData is in flight: "
+                + p.a.snapshot());
+            // no call on A from here on: its progress thread posts the held bytes when the RingData completes
+            readExactly(p.b, 0, 120);
+            p.deviceA.faults().clear();
         }
     }
 
