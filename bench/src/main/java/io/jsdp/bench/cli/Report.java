@@ -324,6 +324,8 @@ final class Report {
         env.placements.forEach(p -> md.append("- ").append(p).append('\n'));
         md.append("\nHow each side waits:\n\n");
         env.waits.stream().distinct().forEach(w -> md.append("- ").append(w).append('\n')); // once per series, not per fork
+        o.jvmArgs.stream().filter(a -> a.startsWith("-Djsdp.spinNs=")).reduce((first, last) -> last).ifPresent(a -> md
+            .append("- every SDP series: the spin window is `").append(a).append("` (`--jvm-arg`, which wins over the above)\n"));
         md.append("\nSDP variants:\n\n");
         for (SdpVariant v : o.sdpVariants) {
             md.append("- `").append(v.name()).append("`: ").append(v.description())

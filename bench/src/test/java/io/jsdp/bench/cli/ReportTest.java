@@ -1,6 +1,7 @@
 package io.jsdp.bench.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -117,6 +118,19 @@ class ReportTest {
             assertEquals(820, img.getWidth(), sc);
         }
         assertEquals(run(), Result.readCsv(dir.resolve("results.csv")));
+    }
+
+    @Test
+    void aSpinWindowGivenByJvmArgIsStatedBesideTheVariantsDefault() throws Exception {
+        Options o = Options.parse("rr", "--quick", "--jvm-arg", "-Djsdp.spinNs=100000");
+        JsdpBench.Environment env = new JsdpBench.Environment();
+        env.results.addAll(run());
+        env.command = "rr quick";
+        env.waits.add("sdp/credit: spin 20 µs, then park");
+        String text = Files.readString(Report.write(dir, o, env));
+        assertTrue(text.contains("the spin window is `-Djsdp.spinNs=100000`"), text);
+        String without = Files.readString(Report.write(dir, Options.parse("rr", "--quick"), env));
+        assertFalse(without.contains("the spin window is"), without);
     }
 
     @Test

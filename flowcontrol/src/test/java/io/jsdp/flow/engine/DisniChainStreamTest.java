@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jsdp.flow.FlowControlScheme;
 import io.jsdp.ras.ResourceTracker;
 import io.jsdp.testbed.disni.SoftDisni;
 import io.jsdp.testbed.disni.SoftDisniProvider;
@@ -15,6 +16,8 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -94,6 +97,31 @@ class DisniChainStreamTest {
             assertEquals(QueuePair.RNR_RETRIES_NOT_AVAILABLE, a.stats().rnrRetries(),
                 "DiSNI counts no RNR retries per queue pair: not available, not zero");
             assertTrue(a.snapshot().contains("rnrRetries=n/a"), a::snapshot);
+            b.close();
+            a.close();
+        });
+    }
+
+    @Test
+    void nicAssistedRingAndDeviceMessagesArriveIntactThroughDisni() throws Exception {
+        // a small ring, so the writer often finds it full and gathers device messages out of its send ring
+        SdpOptions nic = new SdpOptions().bufferBytes(4096).receiveBuffers(3).sendBuffers(8)
+            .flowControl(FlowControlScheme.NIC);
+        withPair(nic, (a, b) -> {
+            assertEquals(FlowControlScheme.NIC, a.flowControlScheme());
+            CompletableFuture<StreamCheck.Result> reader = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return StreamCheck.read(b, 3000, 11);
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }, TestThreads.POOL);
+            StreamCheck.Result w = StreamCheck.write(a, 16L << 20, 20000, 12, false);
+            StreamCheck.Result r = reader.get(60, TimeUnit.SECONDS);
+            assertEquals(w.bytes(), r.bytes());
+            assertEquals(w.crc(), r.crc());
+            Matcher m = Pattern.compile("device messages posted=(\\d+)").matcher(a.snapshot());
+            assertTrue(m.find() && Long.parseLong(m.group(1)) > 0, "the device path was used: " + a.snapshot());
             b.close();
             a.close();
         });
