@@ -21,7 +21,9 @@ final class Options {
         "scenarios: rr, stream, rate, connect, progress (all = every one)",
         "options:",
         "  --transports LIST    tcp,tcp-poll,uds,sdp (default: all four)",
-        "  --sdp-variants LIST  SDP variants from the registry (default: credit,spin0,bcopy,zcopy; --list-variants)",
+        "  --sdp-variants LIST  SDP variants from the registry (default: credit,spin0,bcopy,zcopy, and with stream",
+        "                       or progress also packetized,nic,credit-thesis: issue 8's flow-control comparison;",
+        "                       --list-variants)",
         "  --sizes LIST         message sizes in bytes for rr, stream and rate (default per scenario)",
         "  --computes LIST      progress: computation between send and receive, in µs (default 0,10,50,100,200,500)",
         "  --warmup-ms N        warm-up per measurement point (default 1000; --quick 150)",
@@ -231,9 +233,17 @@ final class Options {
             throw new IllegalArgumentException("no scenario given");
         }
         b.transports.addAll(transports != null ? transports : Arrays.asList(Transport.values()));
-        b.sdpVariants.addAll(variants != null ? variants
-            : List.of(SdpVariant.named(SdpVariant.DEFAULT), SdpVariant.named(SdpVariant.BLOCKING),
+        if (variants != null) {
+            b.sdpVariants.addAll(variants);
+        } else {
+            b.sdpVariants.addAll(List.of(SdpVariant.named(SdpVariant.DEFAULT), SdpVariant.named(SdpVariant.BLOCKING),
                 SdpVariant.named(SdpVariant.BCOPY), SdpVariant.named(SdpVariant.ZCOPY)));
+            if (b.scenarios.contains(Scenario.STREAM) || b.scenarios.contains(Scenario.PROGRESS)) {
+                // the flow-control schemes side by side (issue 8), with the thesis' credit-based scheme as a second baseline
+                b.sdpVariants.addAll(List.of(SdpVariant.named("packetized"), SdpVariant.named("nic"),
+                    SdpVariant.named(SdpVariant.CREDIT_THESIS)));
+            }
+        }
         for (Scenario s : Scenario.values()) {
             if (sizesSpec != null && sizesSpec.containsKey(s)) {
                 b.sizes.put(s, sizesSpec.get(s));

@@ -20,7 +20,8 @@ class OptionsTest {
         Options o = Options.parse("all");
         assertEquals(List.of(Scenario.values()), o.scenarios);
         assertEquals(List.of(Transport.TCP, Transport.TCP_POLL, Transport.UDS, Transport.SDP), o.transports);
-        assertEquals(List.of("credit", "spin0", "bcopy", "zcopy"), o.sdpVariants.stream().map(SdpVariant::name).toList());
+        assertEquals(List.of("credit", "spin0", "bcopy", "zcopy", "packetized", "nic", "credit-thesis"),
+            o.sdpVariants.stream().map(SdpVariant::name).toList(), "with stream and progress: the flow-control schemes too");
         assertArrayEquals(new int[] {1, 64, 1024, 16384}, o.sizes.get(Scenario.RR));
         assertArrayEquals(new int[] {64, 1024, 16384, 65536, 1048576}, o.sizes.get(Scenario.STREAM));
         assertEquals(1000, o.warmupMs);
@@ -36,6 +37,19 @@ class OptionsTest {
         assertEquals(150, o.warmupMs);
         assertEquals(250, o.durationMs);
         assertArrayEquals(new int[] {0, 50, 200}, o.computesUs);
+    }
+
+    @Test
+    void quickStreamAndProgressRunsCompareTheFlowControlSchemesByDefault() {
+        for (String scenarios : new String[] {"stream", "progress", "all"}) {
+            List<String> names = Options.parse(scenarios, "--quick").sdpVariants.stream().map(SdpVariant::name).toList();
+            assertTrue(names.containsAll(List.of("credit", "packetized", "nic", "credit-thesis")), scenarios + ": " + names);
+        }
+        List<String> rr = Options.parse("rr", "--quick").sdpVariants.stream().map(SdpVariant::name).toList();
+        assertEquals(List.of("credit", "spin0", "bcopy", "zcopy"), rr);
+        List<String> chosen = Options.parse("stream", "--quick", "--sdp-variants", "credit").sdpVariants.stream()
+            .map(SdpVariant::name).toList();
+        assertEquals(List.of("credit"), chosen, "a variant list given wins");
     }
 
     @Test
