@@ -130,7 +130,8 @@ class NicRingAndDeviceTest {
     void writesBehindARingDataInFlightWaitInTheSendRingAndGoAsOneWriteWhenItCompletes() throws Exception {
         SdpOptions o = options().noDelay(true);
         try (SdpPair p = SdpPair.open(o, o)) {
-            p.deviceA.faults().operationDelayNs(TimeUnit.MILLISECONDS.toNanos(100));
+            // long enough that the eleven writes below surely come while the first RingData is in flight
+            p.deviceA.faults().operationDelayNs(TimeUnit.MILLISECONDS.toNanos(500));
             assertEquals(10, p.a.write(chunk(0, 10)), "the first write goes at once, with its RingData");
             for (int i = 1; i < 12; i++) {
                 assertEquals(10, p.a.write(chunk(i * 10L, 10)));
