@@ -2377,7 +2377,7 @@ public final class SdpConnection {
         if (inlineRunLocked()) {
             return postRingNoteLocked((int) (streamWritten - streamPosted));
         }
-        boolean holdBehindNote = deviceCount > 0 && notePosted != noteCompleted;
+        boolean holdBehindNote = fc.movesDataWithoutApplication() && notePosted != noteCompleted;
         while (streamPosted < streamWritten && dataMayMoveLocked() && unannouncedWrites < sendCount && !holdBehindNote) {
             int space = ring.ringSpace();
             if (space <= 0) {

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.jsdp.flow.FlowControlScheme;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
@@ -58,31 +59,14 @@ class NicRingAndDeviceTest {
     }
 
     /** Writes all of {@code n} stream bytes from {@code from}, waiting while the send buffer is full. */
-    private static void writeAll(SdpConnection c, long from, int n) throws InterruptedException {
-        ByteBuffer b = chunk(from, n);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (b.hasRemaining()) {
-            int r = c.write(b);
-            assertTrue(r >= 0, () -> "write " + r + ":\n" + c.snapshot());
-            if (r == 0) {
-                c.await(SdpConnection.OP_WRITE, TimeUnit.MILLISECONDS.toNanos(50));
-            }
-            assertTrue(System.nanoTime() - deadline < 0, c::snapshot);
-        }
+    private static void writeAll(SdpConnection c, long from, int n) throws IOException, InterruptedException {
+        Blocking.writeFully(c, chunk(from, n));
     }
 
     /** Reads exactly {@code n} bytes, checking each against the stream from {@code from}. */
-    private static void readExactly(SdpConnection c, long from, int n) throws InterruptedException {
+    private static void readExactly(SdpConnection c, long from, int n) throws IOException, InterruptedException {
         ByteBuffer b = ByteBuffer.allocate(n);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (b.hasRemaining()) {
-            int r = c.read(b);
-            assertTrue(r >= 0, () -> "read " + r + ":\n" + c.snapshot());
-            if (r == 0) {
-                c.await(SdpConnection.OP_READ, TimeUnit.MILLISECONDS.toNanos(50));
-            }
-            assertTrue(System.nanoTime() - deadline < 0, c::snapshot);
-        }
+        Blocking.readFully(c, b);
         for (int i = 0; i < n; i++) {
             assertEquals(at(from + i), b.get(i), "stream byte " + (from + i));
         }
