@@ -42,6 +42,10 @@ final class Client {
 
     void runAll() throws IOException {
         warmJvm();
+        if (options.io == Options.Io.SELECTOR) {
+            runEventLoop();
+            return;
+        }
         for (Scenario s : options.scenarios) {
             switch (s) {
                 case RR:
@@ -73,6 +77,40 @@ final class Client {
         }
     }
 
+    /** {@code --io selector}: every scenario through one event-loop thread ({@link EventLoopClient}). */
+    private void runEventLoop() throws IOException {
+        EventLoopClient loop = new EventLoopClient(this, transport, address, options);
+        for (Scenario s : options.scenarios) {
+            switch (s) {
+                case RR:
+                    for (int size : options.sizes.get(s)) {
+                        loop.rr(size);
+                    }
+                    break;
+                case STREAM:
+                    for (int size : options.sizes.get(s)) {
+                        loop.stream(size);
+                    }
+                    break;
+                case RATE:
+                    for (int size : options.sizes.get(s)) {
+                        loop.rate(size);
+                    }
+                    break;
+                case CONNECT:
+                    loop.connect();
+                    break;
+                default:
+                    throw new IllegalStateException(s + " has no --io selector form");
+            }
+        }
+    }
+
+    /** The latency sample store ({@link #latencies} reads its first n). */
+    long[] samples() {
+        return samples;
+    }
+
     private Conn open() throws IOException {
         Conn c = new Conn(transport.connect(address, poll), poll);
         if (transport == Transport.SDP && !described) {
@@ -82,20 +120,20 @@ final class Client {
         return c;
     }
 
-    private long warmupNs() {
+    long warmupNs() {
         return TimeUnit.MILLISECONDS.toNanos(options.warmupMs);
     }
 
-    private long durationNs() {
+    long durationNs() {
         return TimeUnit.MILLISECONDS.toNanos(options.durationMs);
     }
 
-    private void emit(Scenario s, long size, String metric, double value, String unit) {
+    void emit(Scenario s, long size, String metric, double value, String unit) {
         out.accept(new Result(s.id(), transport.id(), variant, size, metric, value, unit));
     }
 
-    /** Emits p50/p90/p99/mean/interquartile mean/max in µs and the sample count of the first {@code n} samples. */
-    private void latencies(Scenario s, long size, int n) {
+    /** Emits p50/p90/p99/p99.9/mean/interquartile mean/max in µs and the sample count of the first {@code n} samples. */
+    void latencies(Scenario s, long size, int n) {
         Arrays.sort(samples, 0, n);
         double sum = 0;
         for (int i = 0; i < n; i++) {
@@ -104,6 +142,7 @@ final class Client {
         emit(s, size, "p50_us", samples[index(n, 0.50)] / 1e3, "us");
         emit(s, size, "p90_us", samples[index(n, 0.90)] / 1e3, "us");
         emit(s, size, "p99_us", samples[index(n, 0.99)] / 1e3, "us");
+        emit(s, size, "p999_us", samples[index(n, 0.999)] / 1e3, "us");
         emit(s, size, "mean_us", sum / n / 1e3, "us");
         emit(s, size, "iqmean_us", interquartileMean(samples, n) / 1e3, "us");
         emit(s, size, "max_us", samples[n - 1] / 1e3, "us");
@@ -181,6 +220,7 @@ final class Client {
                 roundTrip(c, b);
             }
             int n = 0;
+            CpuMeter cpu = CpuMeter.start(options.loadPid);
             end = System.nanoTime() + durationNs();
             while (n < samples.length) {
                 long t0 = System.nanoTime();
@@ -191,6 +231,7 @@ final class Client {
                     break;
                 }
             }
+            emit(Scenario.RR, size, "cpu_per_op_us", cpu.perOpUs(n), "us");
             latencies(Scenario.RR, size, n);
         }
     }
@@ -224,6 +265,7 @@ final class Client {
                 c.writeFully(b);
                 written += size;
             }
+            CpuMeter cpu = CpuMeter.start(options.loadPid);
             long t0 = System.nanoTime();
             end = t0 + durationNs();
             while (System.nanoTime() - end < 0) {
@@ -240,6 +282,7 @@ final class Client {
             double seconds = (t1 - t0) / 1e9;
             emit(Scenario.STREAM, size, "gbps", delivered * 8 / 1e9 / seconds, "Gbit/s");
             emit(Scenario.STREAM, size, "msgs_per_s", delivered / (double) size / seconds, "1/s");
+            emit(Scenario.STREAM, size, "cpu_per_op_us", cpu.perOpUs(delivered / (double) size), "us");
         }
     }
 
@@ -258,6 +301,7 @@ final class Client {
                 exchange(c, req, resp);
             }
             long count = 0;
+            CpuMeter cpu = CpuMeter.start(options.loadPid);
             long t0 = System.nanoTime();
             end = t0 + durationNs();
             long t1;
@@ -265,6 +309,7 @@ final class Client {
                 exchange(c, req, resp);
                 count++;
             } while ((t1 = System.nanoTime()) - end < 0);
+            double perOp = cpu.perOpUs(count);
             for (int i = 0; i < options.window; i++) {
                 resp.clear();
                 if (!c.readFully(resp)) {
@@ -272,6 +317,7 @@ final class Client {
                 }
             }
             emit(Scenario.RATE, size, "msgs_per_s", count / ((t1 - t0) / 1e9), "1/s");
+            emit(Scenario.RATE, size, "cpu_per_op_us", perOp, "us");
         }
     }
 
@@ -292,6 +338,7 @@ final class Client {
             connectOnce(one);
         }
         int n = 0;
+        CpuMeter cpu = CpuMeter.start(options.loadPid);
         long t0 = System.nanoTime();
         end = t0 + durationNs();
         long t1;
@@ -302,6 +349,7 @@ final class Client {
             samples[n++] = t1 - s;
         } while (t1 - end < 0 && n < samples.length);
         emit(Scenario.CONNECT, Conn.HEADER_BYTES, "conns_per_s", n / ((t1 - t0) / 1e9), "1/s");
+        emit(Scenario.CONNECT, Conn.HEADER_BYTES, "cpu_per_op_us", cpu.perOpUs(n), "us");
         latencies(Scenario.CONNECT, Conn.HEADER_BYTES, n);
     }
 

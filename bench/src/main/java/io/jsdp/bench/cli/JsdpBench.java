@@ -163,7 +163,19 @@ public final class JsdpBench {
             points += s == Scenario.PROGRESS ? o.computesUs.length : s == Scenario.CONNECT ? 1 : o.sizes.get(s).length;
         }
         long budgetMs = START_TIMEOUT_MS + points * (o.warmupMs + o.durationMs + 30_000);
-        List<String> opts = o.childArgs();
+        try (Child load = o.load > 0 ? Child.start(null, o, null, List.of(), List.of("load", Integer.toString(o.load))) : null) {
+            List<String> opts = new ArrayList<>(o.childArgs());
+            if (load != null) {
+                load.await(Worker.INFO + " pid=", START_TIMEOUT_MS);
+                opts.addAll(List.of(Options.LOAD_PID, Long.toString(load.pid())));
+                env.placements.add(series + ": load pid " + load.pid() + ", " + o.load + " busy loop(s), unpinned, nice 0");
+            }
+            runWorkers(o, env, t, v, extraJvmArgs, series, variant, budgetMs, opts);
+        }
+    }
+
+    private static void runWorkers(Options o, Environment env, Transport t, SdpVariant v, List<String> extraJvmArgs,
+        String series, String variant, long budgetMs, List<String> opts) throws IOException, InterruptedException {
         if (o.oneJvm) {
             List<String> args = new ArrayList<>(List.of("both", t.id(), variant));
             args.addAll(opts);
@@ -247,7 +259,8 @@ public final class JsdpBench {
         return String.join(" ", parts.subList(0, 1)) + " transports=" + o.transports.stream().map(Transport::id)
             .reduce((a, b) -> a + "," + b).orElse("") + " sdp-variants=" + o.sdpVariants.stream().map(SdpVariant::name)
             .reduce((a, b) -> a + "," + b).orElse("") + (o.quick ? " quick" : "") + (o.oneJvm ? " one-jvm" : " two-jvms")
-            + (o.pin ? " pinned" : " unpinned") + (o.forks > 1 ? " forks=" + o.forks : "") + (o.streamNagle ? " stream-nagle" : "")
+            + (o.pin ? " pinned" : " unpinned") + " io=" + o.io.id() + (o.io == Options.Io.SELECTOR ? " connections="
+            + o.connections : "") + " load=" + o.load + (o.forks > 1 ? " forks=" + o.forks : "") + (o.streamNagle ? " stream-nagle" : "")
             + (o.streamReadBytes > 0 ? " stream-read-bytes=" + o.streamReadBytes : "") + " buffer=" + (o.direct ? "direct" : "heap") + " warmup=" + o.warmupMs
             + "ms duration=" + o.durationMs + "ms" + (o.jvmArgs.isEmpty() ? "" : " jvm-args=" + String.join(" ", o.jvmArgs));
     }

@@ -6,6 +6,7 @@ import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
@@ -33,6 +34,11 @@ final class Options {
         "  --stream-read-bytes N  stream: the reader's buffer (netperf's -M; e.g. 65536, the socket buffer) (default: the write size)",
         "  --window N           rate: requests in flight (default 16)",
         "  --buffer heap|direct the application's read/write buffers (default direct)",
+        "  --io blocking|selector  how both ends do I/O: a thread per connection on blocking channels (default), or",
+        "                       one event-loop thread per side on a Selector serving --connections non-blocking",
+        "                       connections with a JDK Pipe registered in the same selector (rr, stream, rate, connect)",
+        "  --connections N      --io selector: connections the event loop serves at once (default 64)",
+        "  --load N             N busy loops in a separate JVM (nice 0, unpinned) during every series (default 0)",
         "  --one-jvm            client and server in one JVM (default: two, the CLI starts both)",
         "  --pin                taskset: client JVM on CPU 0, server JVM on CPU 1 (one JVM: CPUs 0,1)",
         "  --jvm-arg ARG        an extra option for the worker JVMs (repeatable), e.g. -Xmx1g",
@@ -54,6 +60,29 @@ final class Options {
 
     /** Internal: the sizes of every scenario, from the CLI to its workers ({@link #sizesSpec}). */
     static final String SIZES_SPEC = "--sizes-spec";
+    /** Internal: the {@code --load} process's pid, from the CLI to a client, whose CPU figures leave it out. */
+    static final String LOAD_PID = "--load-pid";
+
+    /** How both ends of a connection do their I/O ({@code --io}). */
+    enum Io {
+        /** A thread per connection blocked in read and write (or busy-polling, per transport/variant). */
+        BLOCKING,
+        /** One event-loop thread per side: non-blocking channels on a {@link java.nio.channels.Selector}. */
+        SELECTOR;
+
+        String id() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+
+        static Io parse(String s) {
+            for (Io io : values()) {
+                if (io.id().equals(s)) {
+                    return io;
+                }
+            }
+            throw new IllegalArgumentException("--io takes blocking or selector, not '" + s + "'");
+        }
+    }
 
     final List<Scenario> scenarios;
     final List<Transport> transports;
@@ -72,6 +101,13 @@ final class Options {
     final boolean pin;
     final boolean quick;
     final List<String> jvmArgs;
+    final Io io;
+    /** {@code --io selector}: connections served at once by each side's event loop. */
+    final int connections;
+    /** Busy loops of the foreign-load process; 0: none. */
+    final int load;
+    /** In a client: the load process's pid (0: none). */
+    final long loadPid;
     /** A/B rounds; 0: not an A/B run. */
     final int rounds;
     /** With {@link #rounds}: B's extra JVM arguments, or empty when B is the run's second series. */
@@ -100,6 +136,10 @@ final class Options {
         pin = b.pin;
         quick = b.quick;
         jvmArgs = List.copyOf(b.jvmArgs);
+        io = b.io;
+        connections = b.connections;
+        load = b.load;
+        loadPid = b.loadPid;
         rounds = b.rounds;
         abJvmArgs = List.copyOf(b.abJvmArgs);
         forks = b.forks;
@@ -191,6 +231,18 @@ final class Options {
                 case "--stream-read-bytes":
                     b.streamReadBytes = ints(value(args, ++i, a), a, 1, 1 << 30)[0];
                     break;
+                case "--io":
+                    b.io = Io.parse(value(args, ++i, a));
+                    break;
+                case "--connections":
+                    b.connections = ints(value(args, ++i, a), a, 1, 4096)[0];
+                    break;
+                case "--load":
+                    b.load = ints(value(args, ++i, a), a, 0, 64)[0];
+                    break;
+                case LOAD_PID:
+                    b.loadPid = Long.parseLong(value(args, ++i, a));
+                    break;
                 case "--one-jvm":
                     b.oneJvm = true;
                     break;
@@ -256,6 +308,10 @@ final class Options {
         b.jvmWarmupMs = jvmWarmup != null ? jvmWarmup : b.quick ? 2000 : 3000;
         b.durationMs = duration != null ? duration : b.quick ? 250 : 3000;
         checkAb(b);
+        if (b.io == Io.SELECTOR && b.scenarios.contains(Scenario.PROGRESS)) {
+            throw new IllegalArgumentException("--io selector runs rr, stream, rate and connect; progress is a blocking test"
+                + " (seed 001 §4.4): run it without --io selector");
+        }
         return new Options(b);
     }
 
@@ -331,6 +387,10 @@ final class Options {
         out.add(Integer.toString(window));
         out.add("--buffer");
         out.add(direct ? "direct" : "heap");
+        out.add("--io");
+        out.add(io.id());
+        out.add("--connections");
+        out.add(Integer.toString(connections));
         if (streamNagle) {
             out.add("--stream-nagle");
         }
@@ -388,6 +448,10 @@ final class Options {
         boolean pin;
         boolean quick;
         final List<String> jvmArgs = new ArrayList<>();
+        Io io = Io.BLOCKING;
+        int connections = 64;
+        int load;
+        long loadPid;
         int rounds;
         final List<String> abJvmArgs = new ArrayList<>();
         int forks = 1;

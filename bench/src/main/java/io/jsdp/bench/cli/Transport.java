@@ -9,6 +9,8 @@ import java.net.SocketAddress;
 import java.net.StandardProtocolFamily;
 import java.net.StandardSocketOptions;
 import java.net.UnixDomainSocketAddress;
+import java.nio.channels.Pipe;
+import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
@@ -98,23 +100,42 @@ enum Transport {
         return Integer.toString(((InetSocketAddress) a).getPort());
     }
 
-    /** Connects a channel to {@code address} ({@link #address}) and readies it ({@link #ready}). */
-    SocketChannel connect(String address, boolean poll) throws IOException {
-        SocketChannel ch;
+    /** An unconnected channel of this transport. */
+    SocketChannel open() throws IOException {
         switch (this) {
             case UDS:
-                ch = SocketChannel.open(StandardProtocolFamily.UNIX);
-                break;
+                return SocketChannel.open(StandardProtocolFamily.UNIX);
             case SDP:
-                ch = Sdp.PROVIDER.openSocketChannel();
-                break;
+                return Sdp.PROVIDER.openSocketChannel();
             default:
-                ch = SocketChannel.open();
+                return SocketChannel.open();
         }
+    }
+
+    /** {@code address} ({@link #address}) as a socket address to connect to. */
+    SocketAddress remote(String address) {
+        return this == UDS ? UnixDomainSocketAddress.of(address)
+            : new InetSocketAddress(InetAddress.getLoopbackAddress(), Integer.parseInt(address));
+    }
+
+    /**
+     * The selector an application on this transport opens: {@link SdpSelectorProvider}'s for SDP (what
+     * {@code Selector.open()} returns with jsdp JVM-wide), the JDK's otherwise.
+     */
+    Selector openSelector() throws IOException {
+        return this == SDP ? Sdp.PROVIDER.openSelector() : Selector.open();
+    }
+
+    /** A pipe from the same provider as {@link #openSelector} (jsdp's provider hands out the JDK's pipe). */
+    Pipe openPipe() throws IOException {
+        return this == SDP ? Sdp.PROVIDER.openPipe() : Pipe.open();
+    }
+
+    /** Connects a channel to {@code address} ({@link #address}) and readies it ({@link #ready}). */
+    SocketChannel connect(String address, boolean poll) throws IOException {
+        SocketChannel ch = open();
         try {
-            SocketAddress to = this == UDS ? UnixDomainSocketAddress.of(address)
-                : new InetSocketAddress(InetAddress.getLoopbackAddress(), Integer.parseInt(address));
-            ch.connect(to);
+            ch.connect(remote(address));
             ready(ch, poll);
             return ch;
         } catch (IOException | RuntimeException e) {

@@ -12,7 +12,8 @@ import java.util.Arrays;
  * transports), each followed by the measurement
  * options ({@link Options#childArgs}). It talks to the CLI in lines on standard output:
  * {@value #LISTENING} (server), {@value #INFO} (facts for the report), {@value #RESULT} (a CSV row),
- * {@value #DONE} (client). A server runs until its standard input ends.
+ * {@value #DONE} (client). A server runs until its standard input ends; so does {@code load <n>}, the
+ * {@code --load} process ({@link Load}).
  */
 public final class Worker {
     static final String LISTENING = "LISTENING";
@@ -32,12 +33,26 @@ public final class Worker {
      */
     public static void main(String[] args) throws Exception {
         String role = args[0];
+        if (role.equals("load")) {
+            Load.start(Integer.parseInt(args[1]));
+            say(INFO + " pid=" + ProcessHandle.current().pid());
+            waitForEndOfInput();
+            System.exit(0);
+        }
         Transport transport = Transport.parse(args[1]);
         String variant = args[2];
         boolean poll = transport.poll(variant.equals(Result.NO_VARIANT) ? null : SdpVariant.named(variant));
         switch (role) {
             case "server": {
                 Options o = Options.parse(Arrays.copyOfRange(args, 3, args.length));
+                if (o.io == Options.Io.SELECTOR) {
+                    try (EventLoopServer server = new EventLoopServer(transport, o.direct)) {
+                        say(LISTENING + " " + server.address());
+                        info();
+                        waitForEndOfInput();
+                    }
+                    break;
+                }
                 try (Server server = new Server(transport, poll, o.direct)) {
                     say(LISTENING + " " + server.address());
                     info();
@@ -58,8 +73,14 @@ public final class Worker {
             case "both": {
                 Options o = Options.parse(Arrays.copyOfRange(args, 3, args.length));
                 info();
-                try (Server server = new Server(transport, poll, o.direct)) {
-                    new Client(transport, poll, variant, server.address(), o, r -> say(RESULT + " " + r.csv())).runAll();
+                if (o.io == Options.Io.SELECTOR) {
+                    try (EventLoopServer server = new EventLoopServer(transport, o.direct)) {
+                        new Client(transport, poll, variant, server.address(), o, r -> say(RESULT + " " + r.csv())).runAll();
+                    }
+                } else {
+                    try (Server server = new Server(transport, poll, o.direct)) {
+                        new Client(transport, poll, variant, server.address(), o, r -> say(RESULT + " " + r.csv())).runAll();
+                    }
                 }
                 say(DONE);
                 break;

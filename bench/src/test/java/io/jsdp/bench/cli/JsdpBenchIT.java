@@ -171,4 +171,28 @@ class JsdpBenchIT {
         assertEquals(2, p.exitValue(), out);
         assertTrue(out.contains("unknown transport 'carrier-pigeon'") && out.contains("usage:"), out);
     }
+
+    @Test
+    @Timeout(value = 180, unit = TimeUnit.SECONDS)
+    void selectorEventLoopsUnderLoadRunEveryScenarioAndReportCpuPerOperation() throws Exception {
+        Path csv = dir.resolve("sel.csv");
+        String out = run("rr,stream,rate,connect", "--io", "selector", "--connections", "4", "--load", "1", "--transports",
+            "tcp,uds,sdp", "--sdp-variants", "credit", "--sizes", "64", "--warmup-ms", "20", "--duration-ms", "200",
+            "--jvm-warmup-ms", "50", "--csv", csv.toString());
+        Set<String> seen = new TreeSet<>();
+        for (Result r : Result.readCsv(csv)) {
+            assertTrue(r.value() >= 0, r.toString());
+            if (r.metric().equals("cpu_per_op_us") && !Double.isNaN(r.value())) {
+                seen.add(r.scenario() + " " + r.series());
+            }
+        }
+        Set<String> expected = new TreeSet<>();
+        for (String sc : new String[] {"rr", "stream", "rate", "connect"}) {
+            for (String series : new String[] {"tcp", "uds", "sdp/credit"}) {
+                expected.add(sc + " " + series);
+            }
+        }
+        assertEquals(expected, seen, out);
+        assertTrue(out.contains("io=selector connections=4 load=1"), out);
+    }
 }

@@ -205,4 +205,29 @@ class OptionsTest {
         assertEquals((650 + 650 + 660 + 670) / 4.0, Client.interquartileMean(sorted, sorted.length), 1e-9);
         assertEquals(650, Client.interquartileMean(new long[] {650}, 1), 1e-9);
     }
+
+    @Test
+    void ioLoadAndConnectionsAreParsedAndPassedToTheWorkers() {
+        Options o = Options.parse("rr,rate", "--io", "selector", "--connections", "8", "--load", "2");
+        assertEquals(Options.Io.SELECTOR, o.io);
+        assertEquals(8, o.connections);
+        assertEquals(2, o.load);
+        Options child = Options.parse(o.childArgs().toArray(new String[0]));
+        assertEquals(Options.Io.SELECTOR, child.io, "a worker does its I/O as the run says");
+        assertEquals(8, child.connections);
+        assertEquals(0, child.load, "workers start no load of their own: the CLI runs it once per series");
+        assertEquals(Options.Io.BLOCKING, Options.parse("rr").io);
+        assertEquals(64, Options.parse("rr").connections);
+        assertEquals(1234, Options.parse("rr", Options.LOAD_PID, "1234").loadPid);
+    }
+
+    @Test
+    void badIoAndLoadAndASelectorProgressRunAreRefused() {
+        assertThrows(IllegalArgumentException.class, () -> Options.parse("rr", "--io", "epoll"));
+        assertThrows(IllegalArgumentException.class, () -> Options.parse("rr", "--load", "-1"));
+        assertThrows(IllegalArgumentException.class, () -> Options.parse("rr", "--connections", "0"));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+            () -> Options.parse("progress", "--io", "selector"));
+        assertTrue(e.getMessage().contains("progress"), e.getMessage());
+    }
 }
