@@ -16,6 +16,8 @@ final class SoftCompletionChannel implements CompletionChannel, SoftDevice.SoftO
     private final Tracked tracked;
     /** Queues whose event has not been taken yet. */
     private final ParkingQueue<SoftCompletionQueue> ready = new ParkingQueue<>("completion channel is closed");
+    /** Takes events found by device threads ({@link #dispatchTo}); null: every event goes to {@link #await}. */
+    private volatile EventHandler handler;
     /** Completion queues using this channel; close() refuses while any is open. */
     final AtomicInteger users = new AtomicInteger();
 
@@ -29,10 +31,35 @@ final class SoftCompletionChannel implements CompletionChannel, SoftDevice.SoftO
         return device;
     }
 
-    /** Called by a completion queue whose armed event fires. */
+    /** Called by a completion queue whose armed event fires (the caller may hold queue-pair locks). */
     void signal(SoftCompletionQueue cq) {
+        if (handler != null) {
+            InlineDispatch d = InlineDispatch.current();
+            if (d != null) {
+                d.defer(this, cq); // a device thread: handed to the handler once it holds no lock
+                return;
+            }
+        }
         // A queue closed meanwhile leaves no stale event (close sets its flag before forget()).
         ready.offer(cq, q -> !q.isClosed());
+    }
+
+    /** An event deferred by a device thread ({@link InlineDispatch#flush}), which holds no lock now. */
+    void dispatch(SoftCompletionQueue cq) {
+        if (cq.isClosed()) {
+            return;
+        }
+        cq.eventDelivered();
+        if (!handler.tryHandle(cq)) {
+            cq.eventReturned();
+            ready.offer(cq, q -> !q.isClosed());
+        }
+    }
+
+    @Override
+    public boolean dispatchTo(EventHandler h) {
+        this.handler = h;
+        return true;
     }
 
     /** Forgets the pending events of a queue being destroyed. */

@@ -182,8 +182,16 @@ final class SoftCompletionQueue extends CqFields implements CompletionQueue, Sof
             SoftQueuePair[] x = xp;
             if (x.length != 0) {
                 boolean found = false;
-                for (SoftQueuePair q : x) {
-                    found |= (q.xpService(this) & SoftQueuePair.SERVICE_FOUND) != 0;
+                // An event this look fires (the queue armed just before: the engine's look after its arm)
+                // goes to the channel's handler once the queue pairs' locks are released, on this thread,
+                // not to a thread woken for it.
+                InlineDispatch inline = InlineDispatch.enter();
+                try {
+                    for (SoftQueuePair q : x) {
+                        found |= (q.xpService(this) & SoftQueuePair.SERVICE_FOUND) != 0;
+                    }
+                } finally {
+                    inline.exit();
                 }
                 if (found) {
                     n = take(completions, limit);
@@ -295,6 +303,11 @@ final class SoftCompletionQueue extends CqFields implements CompletionQueue, Sof
 
     void eventDelivered() {
         eventsDelivered.incrementAndGet();
+    }
+
+    /** A delivered event its handler declined, to be delivered again through the channel's queue. */
+    void eventReturned() {
+        eventsDelivered.decrementAndGet();
     }
 
     @Override

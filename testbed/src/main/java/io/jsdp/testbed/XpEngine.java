@@ -72,6 +72,16 @@ final class XpEngine {
     static final long WIRE_LATENCY_MAX_NS = TimeUnit.MILLISECONDS.toNanos(100);
     private static final long WIRE_LATENCY = longProperty(WIRE_LATENCY_PROP, 0, 0, WIRE_LATENCY_MAX_NS);
     /**
+     * Property: whether this process's shm node thread, which takes a peer's doorbell from the kernel,
+     * serves the device's queue pairs itself and hands the completion events it finds to their
+     * handlers ({@link #serviceOnNodeThread}); false leaves all of it to the progress thread it wakes.
+     */
+    static final String NODE_THREAD_SERVICE_PROP = "jsdp.soft.nodeThreadService";
+    /** On: a waiting reader, writer or selector is the second thread a peer's doorbell wakes, not the fourth. */
+    static final boolean NODE_THREAD_SERVICE_DEFAULT = true;
+    private static final boolean NODE_THREAD_SERVICE = booleanProperty(NODE_THREAD_SERVICE_PROP,
+        NODE_THREAD_SERVICE_DEFAULT);
+    /**
      * The longest wait for a message on its way that the progress thread spends polling rather than
      * parked: 100 µs, twice the kernel's default timer slack, by which a park of a few microseconds
      * oversleeps.
@@ -120,6 +130,22 @@ final class XpEngine {
 
     private static long contendedWaitProperty() {
         return longProperty(CONTENDED_WAIT_NS_PROP, CONTENDED_WAIT_NS_DEFAULT, 0, CHECK_NS);
+    }
+
+    /** A system property's {@code true} or {@code false}; its default when unset or blank. */
+    private static boolean booleanProperty(String name, boolean defaultValue) {
+        String v = System.getProperty(name);
+        if (v == null || v.isBlank()) {
+            return defaultValue;
+        }
+        switch (v.trim()) {
+            case "true":
+                return true;
+            case "false":
+                return false;
+            default:
+                throw new IllegalArgumentException(name + " must be true or false, is '" + v + "'");
+        }
     }
 
     /** A system property's integer value within {@code min..max}; its default when unset or blank. */
@@ -264,6 +290,10 @@ final class XpEngine {
 
     private void run() {
         doorbell.bindWaiter();
+        if (NODE_THREAD_SERVICE) {
+            doorbell.onPeerDoorbell(this::serviceOnNodeThread);
+        }
+        InlineDispatch inline = InlineDispatch.enter();
         long nextCheck = 0;
         boolean covered = true;
         boolean timing = false;
@@ -291,6 +321,7 @@ final class XpEngine {
                         service |= serviceAll();
                     }
                 }
+                inline.flush(); // the events found, to their handlers, holding no lock now
                 if ((service & SoftQueuePair.SERVICE_FOUND) != 0) {
                     contendedWait = CONTENDED_NS;
                     continue;
@@ -335,7 +366,30 @@ final class XpEngine {
             SoftDevice.TRACE.record(TraceLevel.ERROR, "device.progressFailure", e);
             throw e;
         } finally {
+            inline.exit();
             doorbell.unbindWaiter();
+        }
+    }
+
+    /**
+     * A peer's doorbell, run on this process's shm node thread, which took it from the kernel, before
+     * the node thread wakes the progress thread: it serves the queue pairs itself and hands the
+     * completion events it finds straight to their handlers, so the engine's waiting reader, writer or
+     * selector is the next thread woken, not the third after the progress thread and the stack's
+     * (issue 27). The doorbell still wakes the progress thread afterwards, which keeps its part of the
+     * {@link WaitWord} protocol unchanged: it re-arms the word, judges who polls, runs the timers and
+     * takes what the node thread skipped (a queue pair whose lock another thread held, a message still
+     * on its way over an emulated latency). That wake is off the waiting thread's path.
+     */
+    private void serviceOnNodeThread() {
+        if (!running) {
+            return;
+        }
+        InlineDispatch inline = InlineDispatch.enter();
+        try {
+            serviceAll();
+        } finally {
+            inline.exit(); // the events found, to their handlers (the engine), holding no lock now
         }
     }
 

@@ -19,6 +19,35 @@ public interface CompletionChannel extends AutoCloseable {
     CompletionQueue await(long timeoutNs) throws InterruptedException, VerbsException;
 
     /**
+     * Asks the device to hand this channel's events to {@code handler} on the device's own thread that
+     * finds them, holding none of the device's locks, instead of queueing them for {@link #await}: the
+     * consumer's thread is then not one more thread hand-off between a completion and whoever waits for
+     * it (architecture decision 5). An event the handler declines is queued for {@link #await} as usual,
+     * so the consumer keeps its waiting thread. A device that cannot dispatch this way (hardware, whose
+     * events come from the kernel) returns false and every event goes to {@link #await}.
+     *
+     * @param handler takes an event on a device thread; it must not block
+     * @return whether the device dispatches events to it
+     */
+    default boolean dispatchTo(EventHandler handler) {
+        return false;
+    }
+
+    /** Takes completion events where the device finds them ({@link #dispatchTo}). */
+    @FunctionalInterface
+    interface EventHandler {
+        /**
+         * Handles one event of {@code cq}, as {@link #await} would have returned it; the handler
+         * acknowledges what it takes ({@link CompletionQueue#acknowledgeEvents}).
+         *
+         * @param cq the queue that fired
+         * @return true when handled (and acknowledged); false to have it queued for {@link #await}
+         *     instead (nothing acknowledged)
+         */
+        boolean tryHandle(CompletionQueue cq);
+    }
+
+    /**
      * Destroys the channel ({@code ibv_destroy_comp_channel}).
      *
      * @throws VerbsException {@link Errno#EBUSY} while completion queues still use the channel

@@ -1549,6 +1549,55 @@ public final class SdpConnection {
     // ------------------------------------------------------------------ progress
 
     /**
+     * {@link #onCompletionEvent} for a device thread, which must not wait for this connection's lock
+     * ({@link SdpStack}), or for the lock's holder itself, whose poll fired the event: it handles the
+     * event when the lock is free, leaves it to the lock's holder when that is the calling thread or
+     * nobody waits, and otherwise returns false so the stack's progress thread takes it (a thread
+     * parking inside {@code awaitNanos} gives the lock up without looking at the pending event).
+     *
+     * @return false when the progress thread must handle the event
+     */
+    boolean onCompletionEventWithoutWaiting() {
+        eventPending = true;
+        if (lock.isHeldByCurrentThread()) {
+            return true; // our own poll fired it (armLocked's look after the arm): we take it before we arm or unlock
+        }
+        if (!lock.tryLock() && !tryLockBriefly()) {
+            return waiters == 0;
+        }
+        try {
+            handleEventLocked(true);
+        } finally {
+            unlockAndNotifyOnly();
+        }
+        if (eventPending) {
+            handlePendingEvent(true);
+        }
+        return true;
+    }
+
+    /** How long a device thread polls a busy lock before it leaves the event to the progress thread. */
+    private static final long DEVICE_LOCK_SPIN_NS = 5_000;
+
+    /**
+     * Polls the lock for {@link #DEVICE_LOCK_SPIN_NS} while a thread waits: its holder is mostly that
+     * waiter between its last look and its park, which gives the lock up within a microsecond or two.
+     */
+    private boolean tryLockBriefly() {
+        if (waiters == 0) {
+            return false; // the holder takes the pending event when it unlocks
+        }
+        long end = System.nanoTime() + DEVICE_LOCK_SPIN_NS;
+        do {
+            Thread.onSpinWait();
+            if (lock.tryLock()) {
+                return true;
+            }
+        } while (System.nanoTime() - end < 0);
+        return false;
+    }
+
+    /**
      * The stack's progress thread: our armed queue fired. When the lock is busy the event is left to
      * its holder ({@link #eventPending}) — unless a thread parks or is about to, which the holder's
      * unlock inside {@code awaitNanos} would not tell: then wait for the lock. (A waiter increments

@@ -35,7 +35,11 @@ import java.util.concurrent.TimeUnit;
  *   <li>the <b>timer</b> thread runs connect, close and keepalive timers.</li>
  * </ul>
  * Spinning readers and writers poll their queues themselves; the progress thread is involved only for
- * armed queues, so a busy connection costs it nothing.
+ * armed queues, so a busy connection costs it nothing. Where the device can hand events to the stack
+ * on its own thread ({@link CompletionChannel#dispatchTo}: SoftRdma's shm node thread, which takes the
+ * peer's doorbell from the kernel), the connection makes that progress there, and the waiting reader,
+ * writer or selector is the next thread woken; the progress thread then takes only the events the
+ * device thread could not handle without waiting for a connection's lock.
  */
 public final class SdpStack implements AutoCloseable {
     static final TraceComponent TRACE = Trace.component("sdp");
@@ -74,6 +78,7 @@ public final class SdpStack implements AutoCloseable {
         timer.setRemoveOnCancelPolicy(true);
         this.progressThread = daemon(this::progressLoop, "jsdp-progress-" + name);
         this.cmThread = daemon(this::cmLoop, "jsdp-cm-" + name);
+        completionChannel.dispatchTo(this::onDeviceEvent); // false on hardware: every event comes to progressLoop
         progressThread.start();
         cmThread.start();
         TRACE.message(TraceLevel.RARE, "stack.open", "SDP stack open on device " + name + " (" + device.provider() + ")");
@@ -231,6 +236,24 @@ public final class SdpStack implements AutoCloseable {
         } catch (java.util.concurrent.RejectedExecutionException e) {
             return null;
         }
+    }
+
+    /**
+     * An event on a device thread ({@link CompletionChannel#dispatchTo}): handled there unless it
+     * would wait for the connection's lock, which the progress thread then does.
+     */
+    private boolean onDeviceEvent(CompletionQueue cq) {
+        SdpConnection c = byCq.get(cq);
+        try {
+            if (c != null && !c.onCompletionEventWithoutWaiting()) {
+                return false;
+            }
+        } catch (RuntimeException e) {
+            TRACE.record(TraceLevel.ERROR, "progress.connectionFailed", e);
+            c.internalError(e);
+        }
+        cq.acknowledgeEvents(1);
+        return true;
     }
 
     private void progressLoop() {

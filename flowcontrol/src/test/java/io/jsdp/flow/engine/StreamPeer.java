@@ -12,7 +12,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The peer process of the cross-JVM stream tests ({@link CrossProcessStreamTest}):
- * {@code StreamPeer <dir> <listen|connect:PORT> <read|write|both> <bytes> <seed> <default|tiny>}.
+ * {@code StreamPeer <dir> <listen|connect:PORT> <read|write|both|echo> <bytes> <seed> <default|tiny|spin0>}
+ * ({@code echo}: {@code bytes}-byte messages echoed until EOF, then {@code ECHOED <messages>}).
  *
  * <p>On a host-fabric SoftRdma device of rendezvous directory {@code dir} it runs an {@link SdpStack},
  * either listens on an ephemeral loopback port (printing {@code READY <port>}) and accepts one
@@ -45,6 +46,8 @@ public final class StreamPeer {
             case "default" -> new SdpOptions();
             // two data credits (the third buffer is the reserved one) of 4 KiB, two send slots
             case "tiny" -> new SdpOptions().bufferBytes(4096).receiveBuffers(3).sendBuffers(2);
+            // blocking: every wait parks at once (no spin window)
+            case "spin0" -> new SdpOptions().spinNs(0);
             default -> throw new IllegalArgumentException("options: " + name);
         };
     }
@@ -107,6 +110,9 @@ public final class StreamPeer {
             System.out.println("CONNECTED");
         }
         System.out.println("STREAMING");
+        if (mode.equals("echo")) {
+            echo(c, (int) bytes);
+        }
         CompletableFuture<StreamCheck.Result> reader = null;
         if (mode.equals("read") || mode.equals("both")) {
             reader = CompletableFuture.supplyAsync(() -> {
@@ -129,6 +135,30 @@ public final class StreamPeer {
         String leaks = device.resources().checkLeaks();
         device.close();
         System.out.println("LEAKS " + (leaks == null || leaks.isEmpty() ? "none" : leaks.replace('\n', ' ')));
+    }
+
+    /** Echoes {@code size}-byte messages until EOF, printing {@code ECHOED <messages>}. */
+    private static void echo(SdpConnection c, int size) throws Exception {
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocateDirect(size);
+        long n = 0;
+        while (true) {
+            b.clear();
+            int got = 0;
+            while (b.hasRemaining()) {
+                int r = Blocking.read(c, b);
+                if (r < 0) {
+                    if (got > 0) {
+                        throw new IOException("EOF inside a message");
+                    }
+                    System.out.println("ECHOED " + n);
+                    return;
+                }
+                got += r;
+            }
+            b.flip();
+            Blocking.writeFully(c, b);
+            n++;
+        }
     }
 
     private static void print(String what, StreamCheck.Result r) {

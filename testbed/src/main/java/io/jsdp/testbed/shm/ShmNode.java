@@ -344,11 +344,21 @@ public final class ShmNode implements AutoCloseable {
     // ------------------------------------------------------------------------------------------
     // Doorbells
 
-    /** A waiter slot: the id travels in DOORBELL frames; the node thread unparks {@link #waiter}. */
+    /**
+     * A waiter slot: the id travels in DOORBELL frames; the node thread runs the waiter's
+     * {@link #onNodeThread} action, if any, and unparks {@link #waiter}.
+     */
     static final class Doorbell {
         final int id;
         /** The thread parked (or about to park) on this doorbell; written by it, read by the ringer. */
         volatile Thread waiter;
+        /**
+         * What the node thread runs for a DOORBELL frame from a peer before it unparks {@link #waiter}
+         * (null: nothing). Set once, before the word is armed. The waiter's work then starts on the
+         * thread that took the doorbell from the kernel, one thread hand-off earlier (issue 27). Rings
+         * from this process do not run it: their ringer may hold locks the action needs.
+         */
+        volatile Runnable onNodeThread;
 
         Doorbell(int id) {
             this.id = id;
@@ -395,13 +405,24 @@ public final class ShmNode implements AutoCloseable {
         }
     }
 
-    /** Unparks the waiter of doorbell {@code id}; an unknown id is a stale doorbell and ignored. */
-    private void deliver(long doorbellId) {
+    /**
+     * Unparks the waiter of doorbell {@code id}, after running its {@link Doorbell#onNodeThread} action
+     * for a frame the node thread took ({@code fromPeer}); an unknown id is a stale doorbell and ignored.
+     */
+    private void deliver(long doorbellId, boolean fromPeer) {
         Doorbell[] table = doorbells;
         if (doorbellId >= 0 && doorbellId < table.length) {
             Doorbell d = table[(int) doorbellId];
             if (d != null) {
                 doorbellsDelivered.incrementAndGet();
+                Runnable inline = fromPeer ? d.onNodeThread : null;
+                if (inline != null) {
+                    try {
+                        inline.run();
+                    } catch (RuntimeException | InternalError e) {
+                        Rendezvous.TRACE.record(TraceLevel.ERROR, "shm.doorbellActionFailed", e);
+                    }
+                }
                 d.ring();
                 return;
             }
@@ -421,7 +442,7 @@ public final class ShmNode implements AutoCloseable {
         }
         doorbellsRung.incrementAndGet();
         if (target.equals(id)) {
-            deliver(doorbellId);
+            deliver(doorbellId, false);
             return RUNG;
         }
         Connection c = peers.get(target);
@@ -889,7 +910,7 @@ public final class ShmNode implements AutoCloseable {
                 if (c.peer == null) {
                     return violation(c, "DOORBELL before HELLO");
                 }
-                deliver(ShmFrame.arg(in, at));
+                deliver(ShmFrame.arg(in, at), true);
                 return true;
             case ShmFrame.HELLO:
                 if (c.peer != null) {

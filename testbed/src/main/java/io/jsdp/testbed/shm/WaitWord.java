@@ -124,6 +124,23 @@ public final class WaitWord {
         INTS.setRelease(buffer, base + DOORBELL_OFFSET, doorbell.id);
     }
 
+    /**
+     * Lets this process's node thread start the waiter's work when a peer rings: for a doorbell from
+     * another process the node thread runs {@code action}, then unparks the waiter as always (rings from
+     * this process only unpark it: their ringer may hold locks the action needs). The protocol is
+     * unchanged: the waiter still wakes, re-arms and re-checks. Call after {@link #bindWaiter()},
+     * before waiting.
+     *
+     * @param action what a peer's doorbell runs on the node thread first; it must not block
+     */
+    public void onPeerDoorbell(Runnable action) {
+        ShmNode.Doorbell d = doorbell;
+        if (d == null) {
+            throw new IllegalStateException("onPeerDoorbell on a wait word this process has not bound");
+        }
+        d.onNodeThread = action;
+    }
+
     /** Gives the doorbell back; the word can be bound again, here or by another process. */
     public void unbindWaiter() {
         if (doorbell != null) {
