@@ -1565,14 +1565,7 @@ public final class SdpConnection {
         if (!lock.tryLock() && !tryLockBriefly()) {
             return waiters == 0;
         }
-        try {
-            handleEventLocked(true);
-        } finally {
-            unlockAndNotifyOnly();
-        }
-        if (eventPending) {
-            handlePendingEvent(true);
-        }
+        handleEventAndUnlock();
         return true;
     }
 
@@ -1612,6 +1605,11 @@ public final class SdpConnection {
             }
             lock.lock();
         }
+        handleEventAndUnlock();
+    }
+
+    /** Holding the lock: handles the event, unlocks, then whatever event came meanwhile. */
+    private void handleEventAndUnlock() {
         try {
             handleEventLocked(true);
         } finally {
