@@ -82,6 +82,11 @@ final class XpEngine {
     private static final boolean NODE_THREAD_SERVICE = booleanProperty(NODE_THREAD_SERVICE_PROP,
         NODE_THREAD_SERVICE_DEFAULT);
     /**
+     * How often the node thread looks again when the doorbell's sequence moved during its look, before
+     * it leaves the rest to the progress thread: a peer streaming without pause keeps it moving.
+     */
+    private static final int NODE_THREAD_LOOKS = 4;
+    /**
      * The longest wait for a message on its way that the progress thread spends polling rather than
      * parked: 100 µs, twice the kernel's default timer slack, by which a park of a few microseconds
      * oversleeps.
@@ -372,24 +377,39 @@ final class XpEngine {
     }
 
     /**
-     * A peer's doorbell, run on this process's shm node thread, which took it from the kernel, before
-     * the node thread wakes the progress thread: it serves the queue pairs itself and hands the
-     * completion events it finds straight to their handlers, so the engine's waiting reader, writer or
-     * selector is the next thread woken, not the third after the progress thread and the stack's
-     * (issue 27). The doorbell still wakes the progress thread afterwards, which keeps its part of the
-     * {@link WaitWord} protocol unchanged: it re-arms the word, judges who polls, runs the timers and
-     * takes what the node thread skipped (a queue pair whose lock another thread held, a message still
-     * on its way over an emulated latency). That wake is off the waiting thread's path.
+     * A peer's doorbell, run on this process's shm node thread, which took it from the kernel, in place
+     * of the progress thread: it serves the queue pairs itself and hands the completion events it finds
+     * straight to their handlers, so the engine's waiting reader, writer or selector is the next thread
+     * woken, not the third after the progress thread and the stack's (issue 27). Then it re-arms the
+     * doorbell word on the progress thread's behalf ({@link WaitWord#rearm}), so the progress thread
+     * sleeps on: no thread but the node thread and the waiter runs for a message. It leaves to the
+     * progress thread (and wakes it) what it cannot finish: a queue pair whose lock another thread held,
+     * a message still on its way over an emulated latency, or a sequence that keeps moving while it
+     * looks. The progress thread's other duties (who polls, the timers) keep their own wake-ups.
+     *
+     * @return true when the progress thread need not wake
      */
-    private void serviceOnNodeThread() {
+    private boolean serviceOnNodeThread() {
         if (!running) {
-            return;
+            return false;
         }
         InlineDispatch inline = InlineDispatch.enter();
         try {
-            serviceAll();
+            for (int look = 0; look < NODE_THREAD_LOOKS; look++) {
+                long observed = doorbell.sequence();
+                int service = serviceAll();
+                inline.flush(); // the events found, to their handlers (the engine), holding no lock now
+                if ((service & (SoftQueuePair.SERVICE_CONTENDED | SoftQueuePair.SERVICE_ARRIVING)) != 0) {
+                    return false;
+                }
+                if (doorbell.rearm(observed)) {
+                    return true;
+                }
+                // a waker moved the sequence while we looked and may have found the word unarmed: look again
+            }
+            return false;
         } finally {
-            inline.exit(); // the events found, to their handlers (the engine), holding no lock now
+            inline.exit();
         }
     }
 

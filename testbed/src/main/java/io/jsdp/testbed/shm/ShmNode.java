@@ -353,12 +353,14 @@ public final class ShmNode implements AutoCloseable {
         /** The thread parked (or about to park) on this doorbell; written by it, read by the ringer. */
         volatile Thread waiter;
         /**
-         * What the node thread runs for a DOORBELL frame from a peer before it unparks {@link #waiter}
-         * (null: nothing). Set once, before the word is armed. The waiter's work then starts on the
-         * thread that took the doorbell from the kernel, one thread hand-off earlier (issue 27). Rings
-         * from this process do not run it: their ringer may hold locks the action needs.
+         * What the node thread runs for a DOORBELL frame from a peer (null: nothing), in place of the
+         * waiter or before it: the waiter's work then starts on the thread that took the doorbell from
+         * the kernel (issue 27). It answers whether it did the waiter's whole part, re-arming the word
+         * included ({@link WaitWord#rearm}); only when it did not is {@link #waiter} unparked. Set
+         * once, before the word is armed. Rings from this process do not run it: their ringer may hold
+         * locks the action needs.
          */
-        volatile Runnable onNodeThread;
+        volatile java.util.function.BooleanSupplier onNodeThread;
 
         Doorbell(int id) {
             this.id = id;
@@ -406,8 +408,9 @@ public final class ShmNode implements AutoCloseable {
     }
 
     /**
-     * Unparks the waiter of doorbell {@code id}, after running its {@link Doorbell#onNodeThread} action
-     * for a frame the node thread took ({@code fromPeer}); an unknown id is a stale doorbell and ignored.
+     * Unparks the waiter of doorbell {@code id}, unless its {@link Doorbell#onNodeThread} action, run
+     * for a frame the node thread took ({@code fromPeer}), did the waiter's part; an unknown id is a
+     * stale doorbell and ignored.
      */
     private void deliver(long doorbellId, boolean fromPeer) {
         Doorbell[] table = doorbells;
@@ -415,15 +418,18 @@ public final class ShmNode implements AutoCloseable {
             Doorbell d = table[(int) doorbellId];
             if (d != null) {
                 doorbellsDelivered.incrementAndGet();
-                Runnable inline = fromPeer ? d.onNodeThread : null;
+                java.util.function.BooleanSupplier inline = fromPeer ? d.onNodeThread : null;
+                boolean done = false;
                 if (inline != null) {
                     try {
-                        inline.run();
+                        done = inline.getAsBoolean();
                     } catch (RuntimeException | InternalError e) {
                         Rendezvous.TRACE.record(TraceLevel.ERROR, "shm.doorbellActionFailed", e);
                     }
                 }
-                d.ring();
+                if (!done) {
+                    d.ring();
+                }
                 return;
             }
         }

@@ -125,20 +125,44 @@ public final class WaitWord {
     }
 
     /**
-     * Lets this process's node thread start the waiter's work when a peer rings: for a doorbell from
-     * another process the node thread runs {@code action}, then unparks the waiter as always (rings from
-     * this process only unpark it: their ringer may hold locks the action needs). The protocol is
-     * unchanged: the waiter still wakes, re-arms and re-checks. Call after {@link #bindWaiter()},
-     * before waiting.
+     * Lets this process's node thread do the waiter's work when a peer rings: for a doorbell from
+     * another process the node thread runs {@code action}, and unparks the waiter only when the action
+     * answers false (rings from this process only unpark it: their ringer may hold locks the action
+     * needs). An action that answers true must have done all the waiter would do for the ring and
+     * re-armed the word through {@link #rearm}, so the next ring comes to the node thread again. Call
+     * after {@link #bindWaiter()}, before waiting.
      *
-     * @param action what a peer's doorbell runs on the node thread first; it must not block
+     * @param action what a peer's doorbell runs on the node thread; true when the waiter need not wake.
+     *     It must not block
      */
-    public void onPeerDoorbell(Runnable action) {
+    public void onPeerDoorbell(java.util.function.BooleanSupplier action) {
         ShmNode.Doorbell d = doorbell;
         if (d == null) {
             throw new IllegalStateException("onPeerDoorbell on a wait word this process has not bound");
         }
         d.onNodeThread = action;
+    }
+
+    /**
+     * Arms the word on the waiter's behalf, for a thread that did the waiter's work after a ring (the
+     * node thread, {@link #onPeerDoorbell}), so that the next waker rings again: the waiter's own
+     * Dekker step (store the arm, fence, load the sequence). When the sequence moved past
+     * {@code observed}, a waker may have found the word unarmed and not rung: the arm is withdrawn and
+     * the caller must look again (or wake the waiter). The waiter, parked or not, keeps its own part:
+     * its next look finds the moved sequence, and an arm it withdraws on its way out is one it renews
+     * before it parks again.
+     *
+     * @param observed the sequence the caller read before it did the work
+     * @return true when armed with the sequence unchanged
+     */
+    public boolean rearm(long observed) {
+        INTS.setVolatile(buffer, base + ARMED_OFFSET, 1);
+        VarHandle.fullFence();
+        if (sequence() != observed) {
+            disarm();
+            return false;
+        }
+        return true;
     }
 
     /** Gives the doorbell back; the word can be bound again, here or by another process. */
