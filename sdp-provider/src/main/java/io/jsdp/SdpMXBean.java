@@ -93,6 +93,15 @@ public interface SdpMXBean {
     long getTcpBytesReceived();
 
     /**
+     * How blocked operations spin before they park: {@code jsdp.spin.adaptive}'s mode, whether
+     * spinning is on now, and what decided it (preemptions of spinners, looks at the machine's
+     * runnable threads).
+     *
+     * @return one line, e.g. {@code "adaptive, on; preemptions 3, ..."}
+     */
+    String getSpinning();
+
+    /**
      * The trace levels now, in {@code jsdp.trace} syntax.
      *
      * @return e.g. {@code "*:2,provider:4"}

@@ -180,6 +180,12 @@ final class SdpManagement implements SdpMXBean {
     }
 
     @Override
+    public String getSpinning() {
+        return io.jsdp.flow.engine.SpinGovernor.jvm().describe() + ", window at most " + new io.jsdp.flow.engine.SdpOptions().spinNs()
+            + " ns (jsdp.spinNs)";
+    }
+
+    @Override
     public String getTrace() {
         return Trace.describe();
     }
@@ -206,6 +212,7 @@ final class SdpManagement implements SdpMXBean {
         b.append("sdp: ").append(t == null ? "no stack" : t.toString()).append('\n');
         b.append("tcp fallbacks: ").append(SocketRegistry.fallbacks()).append(" bytesSent=").append(SocketRegistry.tcpSent())
             .append(" bytesReceived=").append(SocketRegistry.tcpReceived()).append('\n');
+        b.append("spin: ").append(new SdpManagement().getSpinning()).append('\n');
         List<SdpSocketInfo> sockets = SocketRegistry.describeAll();
         b.append("--- sockets (").append(sockets.size()).append(")\n");
         Set<Long> shown = new HashSet<>();

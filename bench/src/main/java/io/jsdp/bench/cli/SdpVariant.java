@@ -2,6 +2,7 @@ package io.jsdp.bench.cli;
 
 import io.jsdp.flow.FlowControlScheme;
 import io.jsdp.flow.engine.SdpOptions;
+import io.jsdp.flow.engine.SpinGovernor;
 import io.jsdp.ras.Trace;
 import io.jsdp.testbed.shm.ShmSettings;
 import java.util.ArrayList;
@@ -35,6 +36,8 @@ record SdpVariant(String name, Map<String, String> properties, boolean poll, Str
     static final String CREDIT_THESIS = "credit-thesis";
     /** The variant the targets call "blocking (spin window 0)". */
     static final String BLOCKING = "spin0";
+    /** The defaults with adaptive spinning off: every wait spins the whole window (issue 27's A/B). */
+    static final String SPIN_FIXED = "spin-fixed";
     /** Like {@code tcp-poll}: never parks, whatever the spin window. */
     static final String POLL = "poll";
     /** Buffer copy from device memory: the baseline of {@link #ZCOPY}. */
@@ -51,9 +54,9 @@ record SdpVariant(String name, Map<String, String> properties, boolean poll, Str
 
     static {
         add(new SdpVariant(DEFAULT, Map.of(SdpOptions.FLOW_CONTROL_PROP, FlowControlScheme.CREDIT.configName()), false,
-            "spin " + SdpOptions.SPIN_NS_DEFAULT / 1000 + " µs, then park",
-            "the defaults, credit-based flow control (the spec) asked for explicitly, buffer copy, spin window "
-                + SdpOptions.SPIN_NS_PROP + "=" + SdpOptions.SPIN_NS_DEFAULT + " ns, SoftRdma device"));
+            "adaptive spin of at most " + SdpOptions.SPIN_NS_DEFAULT / 1000 + " µs, then park",
+            "the defaults, credit-based flow control (the spec) asked for explicitly, buffer copy, adaptive spinning of"
+                + " at most " + SdpOptions.SPIN_NS_PROP + "=" + SdpOptions.SPIN_NS_DEFAULT + " ns, SoftRdma device"));
         add(new SdpVariant("packetized", Map.of(SdpOptions.FLOW_CONTROL_PROP, FlowControlScheme.PACKETIZED.configName()), false,
             "spin " + SdpOptions.SPIN_NS_DEFAULT / 1000 + " µs, then park",
             "packetized flow control (seed 001 §4.1.3): RDMA WRITE into the peer's byte ring, data held for lack of"
@@ -66,6 +69,10 @@ record SdpVariant(String name, Map<String, String> properties, boolean poll, Str
             "park at once",
             "credit, no spinning: a blocked read or write parks at once (" + SdpOptions.SPIN_NS_PROP + "=0), and so"
                 + " do SoftRdma's waiters (" + ShmSettings.SPIN_NS_PROP + "=0); what a CPU-frugal deployment gets"));
+        add(new SdpVariant(SPIN_FIXED, Map.of(SpinGovernor.ADAPTIVE_PROP, "false"), false,
+            "spin " + SdpOptions.SPIN_NS_DEFAULT / 1000 + " µs, then park",
+            "the defaults with adaptive spinning off (" + SpinGovernor.ADAPTIVE_PROP + "=false): every blocked read or"
+                + " write spins the whole window, whatever the load"));
         add(new SdpVariant(POLL, Map.of(), true, "spin (non-blocking busy-poll)",
             "credit, but both ends use non-blocking channels and spin on read/write as tcp-poll does: never parks"));
         add(new SdpVariant(BCOPY, Map.of(DEVICE_MEMORY_PROP, "true", SdpOptions.ZCOPY_THRESHOLD_PROP, "0"), false,

@@ -182,6 +182,9 @@ public final class SdpConnection {
     private final CmId cmId;
     private final boolean active;
     private final SdpOptions options;
+    /** How long this connection's waits spin, from how they ended lately (the waiting threads'). */
+    private final SpinWindow spin;
+    private final SpinGovernor governor = SpinGovernor.jvm();
     private final int bufferBytes;
     private final int recvCount;
     private final int sendCount;
@@ -392,6 +395,7 @@ public final class SdpConnection {
         this.cmId = cmId;
         this.active = active;
         this.options = options;
+        this.spin = new SpinWindow(options.spinNs());
         this.bufferBytes = options.bufferBytes();
         this.recvCount = options.receiveBuffers();
         this.sendCount = options.sendBuffers();
@@ -710,7 +714,8 @@ public final class SdpConnection {
      * @return bytes written into {@code dst} meanwhile, 0, or {@link #FAILED}
      */
     private int withdrawSinkLocked(ByteBuffer dst) {
-        long spinUntil = System.nanoTime() + options.spinNs();
+        long now = System.nanoTime();
+        long spinUntil = now + (governor.mayStart(now) ? options.spinNs() : 0);
         boolean interrupted = false;
         try {
             for (;;) {
@@ -872,7 +877,8 @@ public final class SdpConnection {
         if (r != LargeTransfers.IN_PROGRESS) {
             return r < 0 ? -1 : r;
         }
-        long spinUntil = System.nanoTime() + options.spinNs();
+        long now = System.nanoTime();
+        long spinUntil = now + (governor.mayStart(now) ? options.spinNs() : 0);
         boolean interrupted = false;
         try {
             for (;;) {
@@ -1362,8 +1368,10 @@ public final class SdpConnection {
     }
 
     /**
-     * Waits until one of {@code ops} is ready: spins for {@link SdpOptions#spinNs()} polling the queue,
-     * then arms it and parks until the progress thread signals a change.
+     * Waits until one of {@code ops} is ready: spins polling the queue while spinning pays (at most
+     * {@link SdpOptions#spinNs()}: this connection's {@link SpinWindow}, and only while the
+     * {@link SpinGovernor} finds a core free), then arms it and parks until the progress thread
+     * signals a change.
      *
      * @param ops the operations of interest
      * @param timeoutNs the longest wait; 0 only checks
@@ -1372,24 +1380,29 @@ public final class SdpConnection {
      */
     public int await(int ops, long timeoutNs) throws InterruptedException {
         long start = System.nanoTime();
-        long spinNs = Math.min(options.spinNs(), timeoutNs);
-        long spinUntil = start + spinNs;
-        // then, while zero-copy transfers are expected to end soon, poll yielding the CPU
-        long yieldUntil = spinNs > 0 ? spinUntil + Math.min(transfersSpinHintNs(ops, start),
-            timeoutNs - spinNs) : spinUntil;
-        for (;;) {
-            int r = readyOps() & ops;
+        int r = readyOps() & ops;
+        if (r != 0 || timeoutNs <= 0) {
+            return r;
+        }
+        boolean maySpin = options.spinNs() > 0 && governor.mayStart(start);
+        long window = maySpin ? Math.min(spin.next(), timeoutNs) : 0;
+        if (window > 0) {
+            r = spinWait(ops, start, window);
             if (r != 0) {
                 return r;
             }
-            long now = System.nanoTime();
-            if (now - spinUntil < 0) {
-                Thread.onSpinWait();
-            } else if (now - yieldUntil < 0) {
+        }
+        // then, while zero-copy transfers are expected to end soon, poll yielding the CPU
+        long hint = maySpin ? Math.min(transfersSpinHintNs(ops, start), timeoutNs) : 0;
+        if (hint > 0) {
+            long yieldUntil = System.nanoTime() + hint;
+            do {
+                r = readyOps() & ops;
+                if (r != 0) {
+                    return r;
+                }
                 Thread.yield(); // whoever must run for the transfer to end (on few CPUs: the peer's wake-up)
-            } else {
-                break;
-            }
+            } while (System.nanoTime() - yieldUntil < 0);
         }
         lock.lock();
         try {
@@ -1397,7 +1410,7 @@ public final class SdpConnection {
             try {
                 for (;;) {
                     progressLocked();
-                    int r = readyOpsLocked() & ops;
+                    r = readyOpsLocked() & ops;
                     if (r != 0) {
                         return r;
                     }
@@ -1415,6 +1428,40 @@ public final class SdpConnection {
             }
         } finally {
             unlockAndNotify();
+        }
+    }
+
+    /**
+     * The spin phase of {@link #await}: polls for {@code windowNs}, and stops early when the thread
+     * finds it was descheduled (a core is wanted elsewhere: {@link SpinGovernor#onPreempted}).
+     *
+     * @return the ready operations, or 0 when the window passed without them
+     */
+    private int spinWait(int ops, long start, long windowNs) {
+        governor.enter();
+        try {
+            long last = start;
+            long until = start + windowNs;
+            for (;;) {
+                int r = readyOps() & ops;
+                if (r != 0) {
+                    spin.hit();
+                    return r;
+                }
+                long now = System.nanoTime();
+                if (now - last >= SpinGovernor.PREEMPTION_GAP_NS) {
+                    governor.onPreempted(now - last, now);
+                    return 0; // not the connection's miss: the machine's
+                }
+                if (now - until >= 0) {
+                    spin.miss();
+                    return 0;
+                }
+                last = now;
+                Thread.onSpinWait();
+            }
+        } finally {
+            governor.exit();
         }
     }
 
@@ -3657,7 +3704,8 @@ public final class SdpConnection {
             .append(" messagesSent=").append(messagesSent).append(" messagesReceived=").append(messagesReceived)
             .append(" creditStalls=").append(creditStalls).append(" creditStallNs=").append(creditStallNs)
             .append(stalled ? " (stalled now)" : "").append(" zeroCopyTransfers=").append(large == null ? 0 : large.transfers())
-            .append(" rnrRetries=").append(rnrText(rnrRetriesLocked())).append('\n');
+            .append(" rnrRetries=").append(rnrText(rnrRetriesLocked())).append('\n')
+            .append(spin.describe()).append('\n');
         return b.toString();
     }
 

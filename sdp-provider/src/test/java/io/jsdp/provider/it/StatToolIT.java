@@ -111,6 +111,7 @@ class StatToolIT {
                 assertTrue(out.startsWith("jsdp stat: pid " + app.process.pid() + ", device soft"), out);
                 assertTrue(out.contains("tcp: fallbacks {no-listener=1"), out);
                 assertTrue(out.contains("; rnr retries 0;"), "SoftRdma counts them; credit-based flow control makes none: " + out);
+                assertTrue(out.contains("\nspin: adaptive, "), "the spinning mode and what decided it: " + out);
                 List<Map<String, String>> rows = rows(out);
                 // the application's: a listener, two SDP ends, a TCP fallback; the JMX agent the tool started
                 // listens through jsdp too (the agent installed the socket factories), so its listener and the
