@@ -1798,15 +1798,18 @@ public final class SdpConnection {
      * message to a queue its application polls anyway would wake the stack for nothing (jsdp-bench
      * progress: about five such wakes per iteration with both applications computing on 2 CPUs). The
      * check runs {@link #IDLE_CHECK_MIN_NS} after the event and again, with a doubling delay up to
-     * {@link #IDLE_CHECK_MAX_NS}, while the application keeps polling; so a reader that stops reading
-     * is armed for a starving writer's message within that time (TCP's sender waits longer on a zero
-     * window: its persist timer starts at a retransmission timeout).
+     * {@link #IDLE_CHECK_MAX_NS}, while the application keeps calling (or keeps parking with the queue
+     * armed); only an arm for idleness starts the next series at the minimum again. So a reader that
+     * stops reading is armed for a starving writer's message within that time (TCP's sender waits
+     * longer on a zero window: its persist timer starts at a retransmission timeout), and a connection
+     * that parks between messages does not wake the timer thread every millisecond (issue 27: each
+     * such wake-up is one more thread wanting a core).
      */
     private void solicitedArmWhenIdleLocked() {
         if (released || cqArmed || state != State.ESTABLISHED || idleCheckPending) {
             return;
         }
-        scheduleIdleCheckLocked(IDLE_CHECK_MIN_NS);
+        scheduleIdleCheckLocked(Math.max(idleCheckNs, IDLE_CHECK_MIN_NS));
     }
 
     /** Schedules the idle check in {@code delayNs}; it compares {@link #appPolls} with their count now. */
@@ -1821,14 +1824,20 @@ public final class SdpConnection {
         stackContext = true; // the timer's thread: held packetized data does not move here
         try {
             idleCheckPending = false;
-            if (released || cqArmed || state != State.ESTABLISHED) {
+            if (released || state != State.ESTABLISHED) {
+                return;
+            }
+            long next = Math.min(2 * idleCheckNs, IDLE_CHECK_MAX_NS);
+            if (cqArmed) {
+                idleCheckNs = next; // armed by a waiter meanwhile: busy, the next check may wait longer
                 return;
             }
             if (appPolls == idleCheckPolls) {
+                idleCheckNs = IDLE_CHECK_MIN_NS;
                 armSolicitedLocked();
                 return;
             }
-            scheduleIdleCheckLocked(Math.min(2 * idleCheckNs, IDLE_CHECK_MAX_NS));
+            scheduleIdleCheckLocked(next);
         } finally {
             stackContext = false;
             unlock();
