@@ -180,6 +180,12 @@ final class SdpManagement implements SdpMXBean {
     }
 
     @Override
+    public String getNettyNativeTransports() {
+        String s = Agent.nettyNativeTransports();
+        return s != null ? s : "left alone (jsdp's agent did not install the provider in this JVM)";
+    }
+
+    @Override
     public String getTrace() {
         return Trace.describe();
     }
@@ -206,6 +212,7 @@ final class SdpManagement implements SdpMXBean {
         b.append("sdp: ").append(t == null ? "no stack" : t.toString()).append('\n');
         b.append("tcp fallbacks: ").append(SocketRegistry.fallbacks()).append(" bytesSent=").append(SocketRegistry.tcpSent())
             .append(" bytesReceived=").append(SocketRegistry.tcpReceived()).append('\n');
+        b.append("netty native transports: ").append(new SdpManagement().getNettyNativeTransports()).append('\n');
         List<SdpSocketInfo> sockets = SocketRegistry.describeAll();
         b.append("--- sockets (").append(sockets.size()).append(")\n");
         Set<Long> shown = new HashSet<>();
