@@ -102,6 +102,15 @@ public interface SdpMXBean {
     String getSpinning();
 
     /**
+     * What jsdp's agent did with Netty's native transports (epoll, io_uring, kqueue, and those shaded into
+     * grpc-netty-shaded), which would bypass the provider: forced to NIO ({@code jsdp.agent.netty.forceNio}),
+     * or left alone and why.
+     *
+     * @return e.g. {@code "forced to NIO (jsdp.agent.netty.forceNio): io.netty.transport.noNative=true ..."}
+     */
+    String getNettyNativeTransports();
+
+    /**
      * The trace levels now, in {@code jsdp.trace} syntax.
      *
      * @return e.g. {@code "*:2,provider:4"}

@@ -10,8 +10,7 @@ import java.util.Set;
  * The {@code -javaagent:jsdp.jar} entry point ({@code java-nio-provider.md} §3.4). Before the
  * application's {@code main}: exports {@code sun.nio.ch} to jsdp (so it reaches the JDK's own provider
  * for what it delegates), makes {@link SdpSelectorProvider} the JVM-wide provider, checks that it is,
- * and turns Netty's native transports off unless told to keep them (they would bypass every Java hook
- * and silently stay on kernel TCP).
+ * and turns Netty's native transports off unless told to keep them ({@link #NETTY_FORCE_NIO_PROP}).
  *
  * <p>It also installs the {@code java.net} socket factories ({@link SocketFactories}), so plain
  * {@code Socket}/{@code ServerSocket} code travels over jsdp too; when another factory is already set,
@@ -19,15 +18,52 @@ import java.util.Set;
  *
  * <p>It refuses, saying why on standard error, when another provider is already configured or
  * installed, and does nothing with the agent argument {@code off} or {@code JSDP_AGENT=off}. Agent
- * arguments: comma-separated {@code off}, {@code netty-native=keep}, {@code sockets=keep}.
+ * arguments: comma-separated {@code off}, {@code netty-native=keep} (as {@link #NETTY_FORCE_NIO_PROP}
+ * {@code =false}), {@code sockets=keep}.
  */
 public final class Agent {
     /** The JDK's system property naming the JVM-wide provider. */
     static final String PROVIDER_PROPERTY = "java.nio.channels.spi.SelectorProvider";
-    private static final String NETTY_NO_NATIVE = "io.netty.transport.noNative";
-    private static final String GRPC_NETTY_NO_NATIVE = "io.grpc.netty.shaded.io.netty.transport.noNative";
+
+    /**
+     * Property: whether the agent makes Netty's native transports (epoll, io_uring, kqueue), and those of
+     * the copy of Netty shaded into grpc-netty-shaded, report themselves unavailable, so that Netty
+     * (and gRPC) pick NIO, which goes through the provider. The native transports make their system calls
+     * from C, past every Java hook, so under the agent they would silently stay on kernel TCP. A Netty
+     * property the user set is left as it is.
+     */
+    public static final String NETTY_FORCE_NIO_PROP = "jsdp.agent.netty.forceNio";
+    /** Default of {@link #NETTY_FORCE_NIO_PROP}: force NIO, so the application's sockets reach jsdp. */
+    public static final boolean NETTY_FORCE_NIO_DEFAULT = true;
+
+    /**
+     * What Netty reads before it loads a native transport: {@code Epoll}, {@code KQueue} and
+     * {@code IoUring} each report the cause "explicit disabled" when it is true.
+     */
+    static final String NETTY_NO_NATIVE = "io.netty.transport.noNative";
+    /**
+     * The same for grpc-netty-shaded: its relocation rewrote the property name with the package prefix
+     * (seen in the shaded {@code Epoll}'s constant pool, grpc 1.85.1).
+     */
+    static final String GRPC_NETTY_NO_NATIVE = "io.grpc.netty.shaded.io.netty.transport.noNative";
+
+    /**
+     * What the agent did with Netty's native transports, for the MBean; null until (unless) the agent
+     * installed jsdp. Written once by the premain thread, before the application's main.
+     */
+    private static volatile String nettyNativeTransports;
 
     private Agent() {
+    }
+
+    /**
+     * What the agent did with Netty's native transports.
+     *
+     * @return e.g. {@code "forced to NIO (jsdp.agent.netty.forceNio): ..."}, or null when the agent did not
+     *     install jsdp in this JVM
+     */
+    static String nettyNativeTransports() {
+        return nettyNativeTransports;
     }
 
     /**
@@ -49,6 +85,8 @@ public final class Agent {
         if (words.contains("off") || "off".equalsIgnoreCase(System.getenv("JSDP_AGENT"))) {
             return "off (agent argument or JSDP_AGENT=off): the JVM keeps the JDK's sockets";
         }
+        // read before anything changes, so a bad value stops the JVM with the JDK's sockets untouched
+        boolean forceNio = booleanProp(NETTY_FORCE_NIO_PROP, NETTY_FORCE_NIO_DEFAULT) && !words.contains("netty-native=keep");
         String configured = System.getProperty(PROVIDER_PROPERTY);
         if (configured != null && !configured.equals(SdpSelectorProvider.class.getName())) {
             return "refused: " + PROVIDER_PROPERTY + " is already set to " + configured;
@@ -64,10 +102,11 @@ public final class Agent {
             return "refused: the JVM-wide SelectorProvider was already " + installed.getClass().getName()
                 + " before the agent ran";
         }
-        if (!words.contains("netty-native=keep")) {
-            System.getProperties().putIfAbsent(NETTY_NO_NATIVE, "true");
-            System.getProperties().putIfAbsent(GRPC_NETTY_NO_NATIVE, "true");
-        }
+        String netty = forceNio ? forceNettyNio()
+            : "left alone (" + (words.contains("netty-native=keep") ? "agent argument netty-native=keep"
+                : NETTY_FORCE_NIO_PROP + "=false") + "): an application on them stays on kernel TCP";
+        nettyNativeTransports = netty;
+        SdpRuntime.TRACE.message(io.jsdp.ras.TraceLevel.RARE, "agent.netty", "jsdp agent: netty native transports: " + netty);
         SelectorProvider jdk = JdkProvider.get();
         String sockets;
         if (words.contains("sockets=keep")) {
@@ -84,5 +123,31 @@ public final class Agent {
         }
         return "installed " + installed.getClass().getName() + " (delegating to " + jdk.getClass().getName() + "); "
             + sockets;
+    }
+
+    /**
+     * Sets Netty's and grpc-netty-shaded's "no native transport" properties where the user has not. Netty
+     * reads them once, when its {@code Epoll} (or {@code KQueue}, {@code IoUring}) class initializes,
+     * which is after premain: the application's classes load from its main on.
+     */
+    private static String forceNettyNio() {
+        StringBuilder b = new StringBuilder("forced to NIO (" + NETTY_FORCE_NIO_PROP + "):");
+        for (String p : new String[] {NETTY_NO_NATIVE, GRPC_NETTY_NO_NATIVE}) {
+            Object before = System.getProperties().putIfAbsent(p, "true");
+            b.append(' ').append(p).append('=').append(before == null ? "true" : before + " (set by the user, kept)");
+        }
+        return b.toString();
+    }
+
+    private static boolean booleanProp(String name, boolean def) {
+        String v = System.getProperty(name);
+        if (v == null || v.isBlank()) {
+            return def;
+        }
+        return switch (v.trim().toLowerCase(java.util.Locale.ROOT)) {
+            case "true" -> true;
+            case "false" -> false;
+            default -> throw new IllegalArgumentException(name + ": expected true or false, got '" + v + "'");
+        };
     }
 }

@@ -186,6 +186,12 @@ final class SdpManagement implements SdpMXBean {
     }
 
     @Override
+    public String getNettyNativeTransports() {
+        String s = Agent.nettyNativeTransports();
+        return s != null ? s : "left alone (jsdp's agent did not install the provider in this JVM)";
+    }
+
+    @Override
     public String getTrace() {
         return Trace.describe();
     }
@@ -213,6 +219,7 @@ final class SdpManagement implements SdpMXBean {
         b.append("tcp fallbacks: ").append(SocketRegistry.fallbacks()).append(" bytesSent=").append(SocketRegistry.tcpSent())
             .append(" bytesReceived=").append(SocketRegistry.tcpReceived()).append('\n');
         b.append("spin: ").append(new SdpManagement().getSpinning()).append('\n');
+        b.append("netty native transports: ").append(new SdpManagement().getNettyNativeTransports()).append('\n');
         List<SdpSocketInfo> sockets = SocketRegistry.describeAll();
         b.append("--- sockets (").append(sockets.size()).append(")\n");
         Set<Long> shown = new HashSet<>();

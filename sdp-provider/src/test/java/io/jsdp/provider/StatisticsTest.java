@@ -200,6 +200,9 @@ class StatisticsTest {
             assertTrue(sockets.length >= 3, List.of(sockets).toString());
             assertTrue(List.of(sockets).stream().anyMatch(i -> i.getTransport().equals("sdp") && i.getBytesSent() == 5000));
             assertTrue(proxy.dump().contains("jsdp dump: pid " + ProcessHandle.current().pid()));
+            // this JVM runs jsdp from the class path, without the agent, so Netty is not touched
+            assertEquals("left alone (jsdp's agent did not install the provider in this JVM)", proxy.getNettyNativeTransports());
+            assertTrue(proxy.dump().contains("\nnetty native transports: left alone (jsdp's agent did not install"), proxy.dump());
         }
     }
 

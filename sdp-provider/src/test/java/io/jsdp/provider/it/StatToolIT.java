@@ -110,6 +110,8 @@ class StatToolIT {
                 String out = stat.out();
                 assertTrue(out.startsWith("jsdp stat: pid " + app.process.pid() + ", device soft"), out);
                 assertTrue(out.contains("tcp: fallbacks {no-listener=1"), out);
+                assertTrue(out.contains("\nnetty native transports: forced to NIO (jsdp.agent.netty.forceNio): "
+                    + "io.netty.transport.noNative=true io.grpc.netty.shaded.io.netty.transport.noNative=true\n"), out);
                 assertTrue(out.contains("; rnr retries 0;"), "SoftRdma counts them; credit-based flow control makes none: " + out);
                 assertTrue(out.contains("\nspin: adaptive, "), "the spinning mode and what decided it: " + out);
                 List<Map<String, String>> rows = rows(out);
