@@ -369,6 +369,17 @@ public final class SoftDevice implements RdmaDevice {
     }
 
     /**
+     * How often this process's shm node thread, on a peer's doorbell, looked at the one queue pair the
+     * ringer named and how often at all of them (issue 27: a look at all costs O(queue pairs) per
+     * message); zeros for an in-JVM device.
+     *
+     * @return {one, all}
+     */
+    public long[] nodeThreadLooks() {
+        return xp == null ? new long[2] : xp.nodeThreadLooks();
+    }
+
+    /**
      * Runs {@code task} on the agent after {@code delayNs}; does nothing once the device is closed.
      *
      * @return the task, to cancel, or null when the device is closed

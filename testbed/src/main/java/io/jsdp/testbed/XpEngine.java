@@ -107,6 +107,11 @@ final class XpEngine {
     final KeyTable keys;
     private final WaitWord doorbell;
     private final CopyOnWriteArrayList<SoftQueuePair> qps = new CopyOnWriteArrayList<>();
+    /** The same queue pairs by number, for a doorbell whose ringer named the one it wrote to. */
+    private final ConcurrentHashMap<Integer, SoftQueuePair> byNumber = new ConcurrentHashMap<>();
+    /** Node-thread looks at one queue pair (the ringer's hint) and at all of them: for tests. */
+    private final java.util.concurrent.atomic.AtomicLong hintedLooks = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong fullLooks = new java.util.concurrent.atomic.AtomicLong();
     /** Peer segments this device mapped (device memory, wires, device segments), by file name. */
     private final ConcurrentHashMap<String, SharedSegment> peerSegments = new ConcurrentHashMap<>();
     /** Links to each peer process. */
@@ -232,6 +237,7 @@ final class XpEngine {
 
     void add(SoftQueuePair qp, XpLink l) {
         qps.addIfAbsent(qp);
+        byNumber.put(qp.qpNumber(), qp);
         links.merge(l.peerNode, 1, Integer::sum);
         armed();
     }
@@ -242,6 +248,7 @@ final class XpEngine {
      */
     void remove(SoftQueuePair qp, XpLink l) {
         qps.remove(qp);
+        byNumber.remove(qp.qpNumber(), qp);
         peerSegments.remove(l.rxSegmentName);
         if (links.merge(l.peerNode, -1, Integer::sum) <= 0) {
             links.remove(l.peerNode);
@@ -378,7 +385,8 @@ final class XpEngine {
 
     /**
      * A peer's doorbell, run on this process's shm node thread, which took it from the kernel, in place
-     * of the progress thread: it serves the queue pairs itself and hands the completion events it finds
+     * of the progress thread: it serves the queue pairs itself (only the one the ringer named, when its
+     * ring is the only wake since the word was armed: {@link WaitWord#soleWakeSinceArm}) and hands the completion events it finds
      * straight to their handlers, so the engine's waiting reader, writer or selector is the next thread
      * woken, not the third after the progress thread and the stack's (issue 27). Then it re-arms the
      * doorbell word on the progress thread's behalf ({@link WaitWord#rearm}), so the progress thread
@@ -387,9 +395,10 @@ final class XpEngine {
      * a message still on its way over an emulated latency, or a sequence that keeps moving while it
      * looks. The progress thread's other duties (who polls, the timers) keep their own wake-ups.
      *
+     * @param hint the number of the queue pair the ringer wrote to, or {@link WaitWord#NO_HINT}
      * @return true when the progress thread need not wake
      */
-    private boolean serviceOnNodeThread() {
+    private boolean serviceOnNodeThread(int hint) {
         if (!running) {
             return false;
         }
@@ -397,7 +406,18 @@ final class XpEngine {
         try {
             for (int look = 0; look < NODE_THREAD_LOOKS; look++) {
                 long observed = doorbell.sequence();
-                int service = serviceAll();
+                // the ringer named the queue pair it wrote to; when its wake is the only one since the
+                // word was armed, nothing else was published for us to find: look at that one alone
+                SoftQueuePair q = look == 0 && hint != WaitWord.NO_HINT && doorbell.soleWakeSinceArm(observed)
+                    ? byNumber.get(hint) : null;
+                int service;
+                if (q != null) {
+                    hintedLooks.incrementAndGet();
+                    service = serviceOne(q);
+                } else {
+                    fullLooks.incrementAndGet();
+                    service = serviceAll();
+                }
                 inline.flush(); // the events found, to their handlers (the engine), holding no lock now
                 if ((service & (SoftQueuePair.SERVICE_CONTENDED | SoftQueuePair.SERVICE_ARRIVING)) != 0) {
                     return false;
@@ -411,6 +431,15 @@ final class XpEngine {
         } finally {
             inline.exit();
         }
+    }
+
+    /**
+     * Node-thread looks at the one queue pair a ringer named, and at every queue pair.
+     *
+     * @return {hinted, full}
+     */
+    long[] nodeThreadLooks() {
+        return new long[] {hintedLooks.get(), fullLooks.get()};
     }
 
     /**
@@ -444,13 +473,18 @@ final class XpEngine {
     private int serviceAll() {
         int did = 0;
         for (SoftQueuePair q : qps) {
-            try {
-                did |= q.xpService(null);
-            } catch (RuntimeException | InternalError e) {
-                failed(q, e);
-            }
+            did |= serviceOne(q);
         }
         return did;
+    }
+
+    private int serviceOne(SoftQueuePair q) {
+        try {
+            return q.xpService(null);
+        } catch (RuntimeException | InternalError e) {
+            failed(q, e);
+            return 0;
+        }
     }
 
     /**
@@ -460,6 +494,7 @@ final class XpEngine {
     private void failed(SoftQueuePair q, Throwable e) {
         SoftDevice.TRACE.record(TraceLevel.ERROR, "device.progressFailure", e);
         qps.remove(q); // its mappings go when the queue pair unlinks
+        byNumber.remove(q.qpNumber(), q);
         try {
             q.enterError("progress failure");
         } catch (RuntimeException | InternalError again) {

@@ -114,7 +114,7 @@ final class XpLink {
             nudgeSinceNs = now;
         } else if (now - nudgeSinceNs >= NUDGE_NS) {
             nudgeSinceNs = now;
-            peerDoorbell.wake();
+            peerDoorbell.wake(peerQpNumber);
         }
     }
 
@@ -126,7 +126,7 @@ final class XpLink {
     /** Rings the peer's doorbell if its wire asks for one (after we published: a volatile store). */
     void wakeResponder() {
         if (tx.responderWantsDoorbell()) {
-            peerDoorbell.wake();
+            peerDoorbell.wake(peerQpNumber);
         }
     }
 
@@ -138,7 +138,7 @@ final class XpLink {
     void wakeRequester() {
         java.lang.invoke.VarHandle.fullFence();
         if (rx.requesterWantsDoorbell()) {
-            peerDoorbell.wake();
+            peerDoorbell.wake(peerQpNumber);
         }
     }
 

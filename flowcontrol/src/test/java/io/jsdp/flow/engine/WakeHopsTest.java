@@ -70,17 +70,20 @@ class WakeHopsTest {
             ByteBuffer b = ByteBuffer.allocateDirect(SIZE);
             roundTrips(c, b, WARM_UP);
             long me = ProcessHandle.current().pid();
+            long[] looksBefore = device.nodeThreadLooks();
             Map<String, Long> hereBefore = switchesByThread(me);
             Map<String, Long> thereBefore = switchesByThread(child.pid());
             roundTrips(c, b, ROUND_TRIPS);
             Map<String, Long> here = delta(hereBefore, switchesByThread(me));
             Map<String, Long> there = delta(thereBefore, switchesByThread(child.pid()));
+            long[] looks = device.nodeThreadLooks();
             c.shutdownOutput();
             assertEquals("ECHOED " + (WARM_UP + ROUND_TRIPS), child.awaitLine("ECHOED", 30, TimeUnit.SECONDS));
             c.close();
             c.awaitReleased(TimeUnit.SECONDS.toNanos(10));
             String report = "context switches per thread over " + ROUND_TRIPS + " round trips\n  here:  " + here
-                + "\n  there: " + there;
+                + "\n  there: " + there + "\n  node thread's looks here: at the named queue pair " + (looks[0] - looksBefore[0])
+                + ", at all " + (looks[1] - looksBefore[1]);
             System.out.println(report);
             // /proc names the JVM's main thread after the process ("java"): that is the test's thread
             assertTrue(sum(here, "java/") >= ROUND_TRIPS / 2,

@@ -355,12 +355,12 @@ public final class ShmNode implements AutoCloseable {
         /**
          * What the node thread runs for a DOORBELL frame from a peer (null: nothing), in place of the
          * waiter or before it: the waiter's work then starts on the thread that took the doorbell from
-         * the kernel (issue 27). It answers whether it did the waiter's whole part, re-arming the word
-         * included ({@link WaitWord#rearm}); only when it did not is {@link #waiter} unparked. Set
-         * once, before the word is armed. Rings from this process do not run it: their ringer may hold
-         * locks the action needs.
+         * the kernel (issue 27). It is given the ringer's hint ({@link WaitWord#wake(int)}) and answers
+         * whether it did the waiter's whole part, re-arming the word included ({@link WaitWord#rearm});
+         * only when it did not is {@link #waiter} unparked. Set once, before the word is armed. Rings
+         * from this process do not run it: their ringer may hold locks the action needs.
          */
-        volatile java.util.function.BooleanSupplier onNodeThread;
+        volatile java.util.function.IntPredicate onNodeThread;
 
         Doorbell(int id) {
             this.id = id;
@@ -412,17 +412,17 @@ public final class ShmNode implements AutoCloseable {
      * for a frame the node thread took ({@code fromPeer}), did the waiter's part; an unknown id is a
      * stale doorbell and ignored.
      */
-    private void deliver(long doorbellId, boolean fromPeer) {
+    private void deliver(long doorbellId, boolean fromPeer, int hint) {
         Doorbell[] table = doorbells;
         if (doorbellId >= 0 && doorbellId < table.length) {
             Doorbell d = table[(int) doorbellId];
             if (d != null) {
                 doorbellsDelivered.incrementAndGet();
-                java.util.function.BooleanSupplier inline = fromPeer ? d.onNodeThread : null;
+                java.util.function.IntPredicate inline = fromPeer ? d.onNodeThread : null;
                 boolean done = false;
                 if (inline != null) {
                     try {
-                        done = inline.getAsBoolean();
+                        done = inline.test(hint);
                     } catch (RuntimeException | InternalError e) {
                         Rendezvous.TRACE.record(TraceLevel.ERROR, "shm.doorbellActionFailed", e);
                     }
@@ -440,15 +440,17 @@ public final class ShmNode implements AutoCloseable {
      * Rings doorbell {@code doorbellId} of node {@code target}: a DOORBELL frame to the peer (a
      * kernel crossing), or a direct unpark when the target is this node.
      *
+     * @param hint the ringer's hint for the waiter's node-thread action ({@link WaitWord#wake(int)}),
+     *     carried in the frame's aux field
      * @return {@link #RUNG}, {@link #PEER_GONE} or {@link #NODE_CLOSED}
      */
-    int ringDoorbell(NodeId target, long doorbellId) {
+    int ringDoorbell(NodeId target, long doorbellId, int hint) {
         if (closed.get()) {
             return NODE_CLOSED;
         }
         doorbellsRung.incrementAndGet();
         if (target.equals(id)) {
-            deliver(doorbellId, false);
+            deliver(doorbellId, false, hint);
             return RUNG;
         }
         Connection c = peers.get(target);
@@ -462,7 +464,7 @@ public final class ShmNode implements AutoCloseable {
                 return PEER_GONE;
             }
         }
-        return c.send(ShmFrame.DOORBELL, 0, doorbellId) ? RUNG : PEER_GONE;
+        return c.send(ShmFrame.DOORBELL, hint, doorbellId) ? RUNG : PEER_GONE;
     }
 
     // ------------------------------------------------------------------------------------------
@@ -916,7 +918,7 @@ public final class ShmNode implements AutoCloseable {
                 if (c.peer == null) {
                     return violation(c, "DOORBELL before HELLO");
                 }
-                deliver(ShmFrame.arg(in, at), true);
+                deliver(ShmFrame.arg(in, at), true, ShmFrame.aux(in, at));
                 return true;
             case ShmFrame.HELLO:
                 if (c.peer != null) {

@@ -55,6 +55,8 @@ public final class WaitWord {
     public static final long CLOSED = -2;
     /** {@link #await} status: the waiting thread is interrupted (its interrupt status stays set). */
     public static final long INTERRUPTED = -3;
+    /** {@link #wake(int)}: the ringer gives no hint. */
+    public static final int NO_HINT = -1;
 
     static final int SEQUENCE_OFFSET = 0;
     static final int ARMED_OFFSET = 8;
@@ -73,6 +75,12 @@ public final class WaitWord {
 
     // Waiter side (one thread at a time).
     private ShmNode.Doorbell doorbell;
+    /**
+     * The sequence the latest arm of this process was made against (the waiter's {@link #await} or a
+     * {@link #rearm}): written by the arming thread before its arm, read by the node thread's action
+     * ({@link #soleWakeSinceArm}). -1 before any arm.
+     */
+    private volatile long armedAt = -1;
     // Waker side: the last target resolved from the record, so ringing allocates nothing. Racy
     // between wakers but benign: NodeId is immutable and safely published (final fields).
     private NodeId target;
@@ -132,10 +140,10 @@ public final class WaitWord {
      * re-armed the word through {@link #rearm}, so the next ring comes to the node thread again. Call
      * after {@link #bindWaiter()}, before waiting.
      *
-     * @param action what a peer's doorbell runs on the node thread; true when the waiter need not wake.
-     *     It must not block
+     * @param action what a peer's doorbell runs on the node thread, given the ringer's hint
+     *     ({@link #wake(int)}); true when the waiter need not wake. It must not block
      */
-    public void onPeerDoorbell(java.util.function.BooleanSupplier action) {
+    public void onPeerDoorbell(java.util.function.IntPredicate action) {
         ShmNode.Doorbell d = doorbell;
         if (d == null) {
             throw new IllegalStateException("onPeerDoorbell on a wait word this process has not bound");
@@ -156,6 +164,7 @@ public final class WaitWord {
      * @return true when armed with the sequence unchanged
      */
     public boolean rearm(long observed) {
+        armedAt = observed;
         INTS.setVolatile(buffer, base + ARMED_OFFSET, 1);
         VarHandle.fullFence();
         if (sequence() != observed) {
@@ -224,6 +233,7 @@ public final class WaitWord {
         }
         // Published before the arm, so the node thread's unpark after a doorbell finds this thread.
         d.waiter = Thread.currentThread();
+        armedAt = observed;
         try {
             for (;;) {
                 INTS.setVolatile(buffer, base + ARMED_OFFSET, 1);
@@ -281,6 +291,19 @@ public final class WaitWord {
      * @return true when a doorbell was rung
      */
     public boolean wake() {
+        return wake(NO_HINT);
+    }
+
+    /**
+     * {@link #wake()}, telling the waiter's node-thread action what the ringer published ({@code hint}:
+     * for SoftRdma, the waiter's queue pair it wrote to). The hint is exact only for the wake that took
+     * the arm; a waiter uses it only when that wake is the sole one since its arm
+     * ({@link #soleWakeSinceArm}).
+     *
+     * @param hint a value for the waiter's action, or {@link #NO_HINT}
+     * @return true when a doorbell was rung
+     */
+    public boolean wake(int hint) {
         LONGS.getAndAdd(buffer, base + SEQUENCE_OFFSET, 1L);
         if ((int) INTS.getVolatile(buffer, base + ARMED_OFFSET) == 0) {
             return false; // spinning, or not waiting: it sees the sequence without help
@@ -301,8 +324,22 @@ public final class WaitWord {
             target = t;
         }
         doorbellsRung.incrementAndGet();
-        node.ringDoorbell(t, id); // PEER_GONE: the waiter's process is dead, nobody to wake
+        node.ringDoorbell(t, id, hint); // PEER_GONE: the waiter's process is dead, nobody to wake
         return true;
+    }
+
+    /**
+     * Whether the sequence {@code sequenceNow} is one wake past the latest arm: then the ring being
+     * delivered came from the only wake since that arm (the one that took it), and its hint names all
+     * that was published since; any other wake after the arm found it taken and rang nothing, which
+     * moves the sequence further. An arm withdrawn (its check failed) leaves its thread to look at
+     * everything itself.
+     *
+     * @param sequenceNow a value {@link #sequence()} returned, after the ring
+     * @return true when the ring's hint covers every wake since the arm
+     */
+    public boolean soleWakeSinceArm(long sequenceNow) {
+        return sequenceNow == armedAt + 1;
     }
 
     /**
