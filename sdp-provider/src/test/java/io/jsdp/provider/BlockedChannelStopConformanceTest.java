@@ -139,13 +139,24 @@ class BlockedChannelStopConformanceTest extends ConformanceBase {
         assertTrue(started.await(10, TimeUnit.SECONDS));
         awaitBlocked(op, written);
 
-        if (stop == Stop.INTERRUPT) {
-            worker.interrupt();
-        } else {
-            ch.close();
-        }
+        // from another thread: the interrupter runs the close, and a close caught in a lock cycle must not
+        // stop this thread from reporting the hang
+        Thread stopper = new Thread(() -> {
+            if (stop == Stop.INTERRUPT) {
+                worker.interrupt();
+            } else {
+                try {
+                    ch.close();
+                } catch (IOException e) {
+                    thrown.compareAndSet(null, e);
+                }
+            }
+        }, "stopper");
+        stopper.setDaemon(true);
+        stopper.start();
         worker.join(10_000);
-        if (worker.isAlive()) {
+        stopper.join(1_000);
+        if (worker.isAlive() || stopper.isAlive()) {
             fail(kind + ": the " + op + " did not end after " + stop + "\n" + ThreadDumps.all(worker));
         }
 

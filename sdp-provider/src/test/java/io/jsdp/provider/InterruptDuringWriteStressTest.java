@@ -63,9 +63,12 @@ class InterruptDuringWriteStressTest extends ConformanceBase {
                     interruptedAfter.set(Thread.currentThread().isInterrupted());
                 });
                 Thread.sleep(random.nextInt(4)); // before the first write, while writing, while blocked
-                writer.interrupt();
+                Thread interrupter = new Thread(writer::interrupt, "interrupter"); // it runs the close: keep this thread free
+                interrupter.setDaemon(true);
+                interrupter.start();
                 writer.join(10_000);
-                if (writer.isAlive()) {
+                interrupter.join(1_000);
+                if (writer.isAlive() || interrupter.isAlive()) {
                     fail("iteration " + i + " (" + kind + "): the interrupted writer hangs\n" + ThreadDumps.all(writer));
                 }
                 int n = i;
