@@ -54,6 +54,15 @@ import java.util.concurrent.locks.ReentrantLock;
  * write parks (virtual threads keep their carriers) and is woken by the close. One reader and one
  * writer at a time (read and write locks); state changes under the state lock.
  *
+ * <p>Lock order: read lock, then write lock, then state lock; the close lock of
+ * {@link java.nio.channels.spi.AbstractInterruptibleChannel} (and the thread's interrupt lock, under which
+ * an interrupt closes the channel) comes before all of them. A blocked reader or writer calls
+ * {@code end()}, which may wait for a close in progress, while it still holds its read or write lock; so
+ * the close never waits for the read lock, nor for the write lock in blocking mode (issue 29: an
+ * interrupted writer and the close its interrupt started waited for each other). As the JDK's
+ * {@code SocketChannelImpl}, the close wakes the blocked threads (the engine's close signals its
+ * waiters) instead of waiting for them.
+ *
  * <p>In a selector the SDP side's readiness is polled when the engine's readiness listener has put the
  * key on the selector's ready list (and while it stays ready); a TCP delegate is watched by the selector's inner JDK
  * selector. A non-blocking connect starts on SDP; when {@link #finishConnect()} finds it refused it
@@ -739,7 +748,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                         return 0; // end(false) throws ClosedByInterruptException
                     }
                 }
-                completed = n != SdpConnection.CLOSED;
+                completed = n >= 0 || n != SdpConnection.CLOSED && isOpen(); // a reset by the close is the close
             } finally {
                 if (blocking) {
                     end(completed);
@@ -847,7 +856,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                         }
                     }
                 }
-                completed = n != SdpConnection.CLOSED;
+                completed = n >= 0 || n != SdpConnection.CLOSED && isOpen(); // a reset by the close is the close
             } finally {
                 if (blocking) {
                     end(completed);
@@ -919,7 +928,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                         }
                     }
                 }
-                completed = n != SdpConnection.CLOSED;
+                completed = n >= 0 || n != SdpConnection.CLOSED && isOpen(); // a reset by the close is the close
             } finally {
                 end(completed);
             }
@@ -1499,7 +1508,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                         return 0; // end(false) throws ClosedByInterruptException
                     }
                 }
-                completed = n != SdpConnection.CLOSED;
+                completed = n >= 0 || n != SdpConnection.CLOSED && isOpen(); // a reset by the close is the close
             } finally {
                 if (blocking) {
                     end(completed);
@@ -1601,10 +1610,12 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         if (t != null) {
             t.close();
         }
-        if (c != null) {
+        if (c != null && !isBlocking()) {
             // after c.close(): a transfer the peer could still read reset the connection (queue pair gone).
             // Taken whatever handedOver said: a writeZeroCopy that passed its open check hands over under
-            // the write lock, and one that comes later sees closing.
+            // the write lock, and one that comes later sees closing. Never in blocking mode (issue 29): a
+            // blocked writer holds the write lock until its end(), which waits for this close, and there
+            // are no hand-overs in blocking mode (writeZeroCopy refuses it, configureBlocking(true) too).
             writeLock.lock();
             try {
                 failHandOversLocked(new AsynchronousCloseException());
