@@ -1392,8 +1392,10 @@ public final class SdpConnection {
                 return r;
             }
         }
-        // then, while zero-copy transfers are expected to end soon, poll yielding the CPU
-        long hint = maySpin ? Math.min(transfersSpinHintNs(ops, start), timeoutNs) : 0;
+        // then, while zero-copy transfers are expected to end soon, poll yielding the CPU: with its own
+        // adaptive back-off (LargeTransfers), and a yield leaves the core to whoever is runnable, so
+        // the spin governor does not gate it
+        long hint = options.spinNs() > 0 ? Math.min(transfersSpinHintNs(ops, start), timeoutNs) : 0;
         if (hint > 0) {
             long yieldUntil = System.nanoTime() + hint;
             do {
