@@ -2,10 +2,8 @@ package io.jsdp.flow.engine;
 
 import io.jsdp.ras.TraceLevel;
 import java.io.IOException;
+import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -247,11 +245,16 @@ public final class SpinGovernor {
             + cores + " cores), back-off " + backoff / 1_000_000 + " ms, spinning now " + spinningNow.get();
     }
 
-    /** The machine's runnable threads from {@code /proc/loadavg} (Linux); -1 elsewhere. */
+    /**
+     * The machine's runnable threads from {@code /proc/loadavg} (Linux); -1 elsewhere. Read through a
+     * {@link RandomAccessFile}, not a {@code FileChannel}: the caller is inside a socket channel's
+     * blocking section, and an interruptible channel's own {@code begin}/{@code end} would replace that
+     * channel's interrupt hook for the thread, so an interrupt would no longer close it.
+     */
     static final class LoadAvg implements IntSupplier {
-        private static final Path PATH = Path.of("/proc/loadavg");
-        private final ByteBuffer buf = ByteBuffer.allocate(128);
-        private FileChannel ch;
+        private static final String PATH = "/proc/loadavg";
+        private final byte[] bytes = new byte[128];
+        private RandomAccessFile file;
         private boolean unavailable;
 
         @Override
@@ -260,13 +263,12 @@ public final class SpinGovernor {
                 return -1;
             }
             try {
-                if (ch == null) {
-                    ch = FileChannel.open(PATH, StandardOpenOption.READ);
+                if (file == null) {
+                    file = new RandomAccessFile(PATH, "r");
                 }
-                buf.clear();
-                ch.read(buf, 0); // procfs makes the text anew for a read at offset 0
-                buf.flip();
-                return parseRunnable(buf);
+                file.seek(0); // procfs makes the text anew for a read at offset 0
+                int n = file.read(bytes);
+                return n <= 0 ? -1 : parseRunnable(ByteBuffer.wrap(bytes, 0, n));
             } catch (IOException | RuntimeException e) {
                 unavailable = true;
                 SdpStack.TRACE.message(TraceLevel.RARE, "spin.noLoadavg", "adaptive spinning without /proc/loadavg: " + e);

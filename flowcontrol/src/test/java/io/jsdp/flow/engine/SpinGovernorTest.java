@@ -113,6 +113,23 @@ class SpinGovernorTest {
         }
     }
 
+    @Test
+    void readingLoadavgIsNoInterruptibleIo() {
+        // the read runs inside a socket channel's blocking section: an interruptible channel there
+        // would take over the thread's interrupt hook (and close itself on an interrupt), so an
+        // interrupt would no longer close the socket channel (found by the interrupt conformance tests)
+        org.junit.jupiter.api.Assumptions.assumeTrue(System.getProperty("os.name").startsWith("Linux"));
+        SpinGovernor.LoadAvg l = new SpinGovernor.LoadAvg();
+        Thread.currentThread().interrupt();
+        try {
+            assertTrue(l.getAsInt() >= 1, "read while interrupted");
+            assertTrue(Thread.currentThread().isInterrupted(), "interrupt status kept");
+            assertTrue(l.getAsInt() >= 1, "still readable");
+        } finally {
+            Thread.interrupted();
+        }
+    }
+
     private static int parse(String s) {
         return SpinGovernor.LoadAvg.parseRunnable(ByteBuffer.wrap(s.getBytes(StandardCharsets.US_ASCII)));
     }
