@@ -107,8 +107,11 @@ final class XpEngine {
     final KeyTable keys;
     private final WaitWord doorbell;
     private final CopyOnWriteArrayList<SoftQueuePair> qps = new CopyOnWriteArrayList<>();
-    /** The same queue pairs by number, for a doorbell whose ringer named the one it wrote to. */
-    private final ConcurrentHashMap<Integer, SoftQueuePair> byNumber = new ConcurrentHashMap<>();
+    /**
+     * The same queue pairs by number, for a doorbell whose ringer named the one it wrote to: replaced
+     * whole on add and remove (rare), looked up by the node thread per doorbell without allocating.
+     */
+    private volatile ByNumber byNumber = new ByNumber(new int[0], new SoftQueuePair[0]);
     /** Node-thread looks at one queue pair (the ringer's hint) and at all of them: for tests. */
     private final java.util.concurrent.atomic.AtomicLong hintedLooks = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong fullLooks = new java.util.concurrent.atomic.AtomicLong();
@@ -237,7 +240,7 @@ final class XpEngine {
 
     void add(SoftQueuePair qp, XpLink l) {
         qps.addIfAbsent(qp);
-        byNumber.put(qp.qpNumber(), qp);
+        updateByNumber();
         links.merge(l.peerNode, 1, Integer::sum);
         armed();
     }
@@ -248,7 +251,7 @@ final class XpEngine {
      */
     void remove(SoftQueuePair qp, XpLink l) {
         qps.remove(qp);
-        byNumber.remove(qp.qpNumber(), qp);
+        updateByNumber();
         peerSegments.remove(l.rxSegmentName);
         if (links.merge(l.peerNode, -1, Integer::sum) <= 0) {
             links.remove(l.peerNode);
@@ -470,6 +473,25 @@ final class XpEngine {
         return wait == Long.MAX_VALUE ? 1 : wait;
     }
 
+    /** Rebuilds {@link #byNumber} from {@link #qps}; the add and remove paths call it, rarely. */
+    private synchronized void updateByNumber() {
+        SoftQueuePair[] all = qps.toArray(new SoftQueuePair[0]);
+        java.util.Arrays.sort(all, java.util.Comparator.comparingInt(SoftQueuePair::qpNumber));
+        int[] numbers = new int[all.length];
+        for (int i = 0; i < all.length; i++) {
+            numbers[i] = all[i].qpNumber();
+        }
+        byNumber = new ByNumber(numbers, all);
+    }
+
+    /** Queue pairs sorted by number, with their numbers beside them. */
+    private record ByNumber(int[] numbers, SoftQueuePair[] pairs) {
+        SoftQueuePair get(int number) {
+            int i = java.util.Arrays.binarySearch(numbers, number);
+            return i < 0 ? null : pairs[i];
+        }
+    }
+
     private int serviceAll() {
         int did = 0;
         for (SoftQueuePair q : qps) {
@@ -494,7 +516,7 @@ final class XpEngine {
     private void failed(SoftQueuePair q, Throwable e) {
         SoftDevice.TRACE.record(TraceLevel.ERROR, "device.progressFailure", e);
         qps.remove(q); // its mappings go when the queue pair unlinks
-        byNumber.remove(q.qpNumber(), q);
+        updateByNumber();
         try {
             q.enterError("progress failure");
         } catch (RuntimeException | InternalError again) {
