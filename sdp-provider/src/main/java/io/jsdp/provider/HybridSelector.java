@@ -68,8 +68,42 @@ final class HybridSelector extends AbstractSelector {
     private HybridKey[] ready = new HybridKey[16];
     private int readyCount;
     private long selectionSeq;
+    /**
+     * Keys whose wake channel this selector holds and must arm before it next blocks: new ones, and
+     * ones rung since (a ring takes the arm). Each is polled after its arm, so what its peer sent
+     * before the arm is found; until then the peer rings nobody, since this selector looks anyway.
+     */
+    private HybridKey[] toArm = new HybridKey[16];
+    private int toArmCount;
+    /** A wake channel was rung in this selection's inner wait. */
+    private boolean rung;
 
     private static final java.lang.invoke.VarHandle SIGNALLED_HEAD;
+    /**
+     * Property: whether the selector waits for SDP channels on their connections' wake channels (one
+     * kernel wait, ended by the peer's write) or only hears of them from the engine's listener.
+     */
+    static final String DIRECT_WAKE_PROP = "jsdp.selector.directWake";
+    /**
+     * A key without a wake channel tries to take one at its first poll and then at every 64th: a
+     * connection that has none (one process, DiSNI, TCP fallback) costs its polls nothing more, and one
+     * whose wake channel is not set up yet gets it soon after.
+     */
+    private static final int WAKE_RETRY_MASK = 63;
+    /** {@link #DIRECT_WAKE_PROP}, read when the selector opens (a bad value fails the open, naming it). */
+    private final boolean directWake = directWakeProperty();
+
+    private static boolean directWakeProperty() {
+        String v = System.getProperty(DIRECT_WAKE_PROP);
+        if (v == null || v.isBlank()) {
+            return true;
+        }
+        return switch (v.trim().toLowerCase(java.util.Locale.ROOT)) {
+            case "true" -> true;
+            case "false" -> false;
+            default -> throw new IllegalArgumentException(DIRECT_WAKE_PROP + ": expected true or false, got '" + v + "'");
+        };
+    }
 
     static {
         try {
@@ -171,53 +205,64 @@ final class HybridSelector extends AbstractSelector {
         synchronized (this) {
             ensureOpen();
             synchronized (publicSelected) {
-                flushCancelled();
-                selectionSeq++;
-                readyCount = 0;
-                boolean wait = false;
-                if (timeoutMs >= 0) {
-                    blocking = true; // before the poll: a signal after it sees the flag and wakes the wait
-                    try {
-                        wait = pollSdp() == 0;
-                    } finally {
-                        if (!wait) {
-                            blocking = false; // also when the poll threw
-                        }
-                    }
-                } else {
-                    pollSdp();
-                }
-                if (wait) {
-                    begin(); // an interrupt calls wakeup(), which ends the inner wait
-                }
-                try {
-                    if (!wait) {
-                        inner.selectNow(collectInner);
-                    } else if (Thread.currentThread().isInterrupted()) {
-                        inner.selectNow(collectInner); // interrupted before the wait: the JDK returns at once
-                    } else if (timeoutMs == 0) {
-                        inner.select(collectInner);
-                    } else {
-                        inner.select(collectInner, timeoutMs);
-                    }
-                } finally {
-                    if (wait) {
-                        blocking = false;
-                        end();
-                    }
-                }
-                if (wait) {
-                    pollSdp(); // the keys signalled during the wait
-                }
-                flushCancelled();
-                return applyReady();
+                return selectLocked(timeoutMs);
             }
         }
     }
 
+    private int selectLocked(long timeoutMs) throws IOException {
+        flushCancelled();
+        selectionSeq++;
+        readyCount = 0;
+        boolean wait = false;
+        armWakes(timeoutMs >= 0);
+        if (timeoutMs >= 0) {
+            blocking = true; // before the poll: a signal after it sees the flag and wakes the wait
+            try {
+                wait = pollSdp() == 0;
+            } finally {
+                if (!wait) {
+                    blocking = false; // also when the poll threw
+                }
+            }
+        } else {
+            pollSdp();
+        }
+        if (wait) {
+            begin(); // an interrupt calls wakeup(), which ends the inner wait
+        }
+        try {
+            if (!wait) {
+                inner.selectNow(collectInner);
+            } else if (Thread.currentThread().isInterrupted()) {
+                inner.selectNow(collectInner); // interrupted before the wait: the JDK returns at once
+            } else if (timeoutMs == 0) {
+                inner.select(collectInner);
+            } else {
+                inner.select(collectInner, timeoutMs);
+            }
+        } finally {
+            if (wait) {
+                blocking = false;
+                end();
+            }
+        }
+        if (wait || rung) {
+            rung = false;
+            pollSdp(); // the keys signalled during the wait, or rung
+        }
+        flushCancelled();
+        return applyReady();
+    }
+
     /** The inner selector's action: a JDK channel's (or delegate's) readiness joins its key's. */
     private void onInnerReady(SelectionKey ik) {
-        HybridKey k = (HybridKey) ik.attachment();
+        Object a = ik.attachment();
+        if (a instanceof Rung r) {
+            onRung(r.key);
+            return;
+        }
+        HybridKey k = (HybridKey) a;
         if (k != null && k.isValid() && ik.isValid()) {
             addReady(k, ik.readyOps());
         }
@@ -267,6 +312,9 @@ final class HybridSelector extends AbstractSelector {
             for (; i < candidateCount; i++) {
                 HybridKey c = candidates[i];
                 SdpSelectable s = c.source;
+                if (s != null && c.wake == null && directWake && c.isValid() && (c.wakeTries++ & WAKE_RETRY_MASK) == 0) {
+                    attachWake(c, s); // at the key's first poll, then every 64th while it has none
+                }
                 int ops = s != null && c.isValid() ? s.nativeReadyOps() & c.interestOpsRaw() : 0;
                 candidates[i] = null;
                 if (ops == 0) {
@@ -288,6 +336,113 @@ final class HybridSelector extends AbstractSelector {
     }
 
     /** Applies the JDK's rules to this selection's ready keys. */
+    // ---- wake channels: a peer's write wakes this selector's inner wait directly
+
+    /** The attachment of a wake channel's key in the inner selector. */
+    private record Rung(HybridKey key) {
+    }
+
+    /**
+     * Takes the SDP connection's wake channel for this selector, when it has one that nobody holds,
+     * and watches it in the inner selector: from then on the peer's writes end this selector's wait
+     * themselves (no thread in between). Its arm comes before the next blocking selection.
+     */
+    private void attachWake(HybridKey k, SdpSelectable s) {
+        io.jsdp.verbs.WakeChannel wc = s.wakeChannel();
+        if (wc == null || !wc.claim(this)) {
+            return;
+        }
+        try {
+            k.wakeKey = wc.channel().register(inner, SelectionKey.OP_READ, new Rung(k));
+        } catch (java.nio.channels.ClosedChannelException | java.nio.channels.IllegalSelectorException
+                 | java.nio.channels.IllegalBlockingModeException e) {
+            wc.release(this); // closed meanwhile, or not a JDK channel of the inner selector's provider
+            return;
+        }
+        k.wake = wc;
+        if (blocking) {
+            armWake(k, wc); // this selection may block next: the caller's poll of the key is the look after the arm
+        } else {
+            addToArm(k);
+        }
+    }
+
+    private static void armWake(HybridKey k, io.jsdp.verbs.WakeChannel wc) {
+        SdpSelectable s = k.source;
+        wc.arm((k.interestOpsRaw() & (SelectionKey.OP_WRITE | SelectionKey.OP_CONNECT)) != 0 || s == null
+            || s.wakeOnSends());
+    }
+
+    /** The inner selector found a wake channel rung: take the rings, poll the key, arm it again before blocking. */
+    private void onRung(HybridKey k) {
+        io.jsdp.verbs.WakeChannel wc = k.wake;
+        if (wc == null) {
+            return;
+        }
+        if (!wc.drain()) {
+            detachWake(k); // the peer closed it: the engine's listener tells us from now on
+        }
+        rung = true;
+        signal(k);
+        if (k.wake != null) {
+            addToArm(k);
+        }
+    }
+
+    private void addToArm(HybridKey k) {
+        if (k.toArm) {
+            return;
+        }
+        k.toArm = true;
+        if (toArmCount == toArm.length) {
+            toArm = java.util.Arrays.copyOf(toArm, toArmCount * 2);
+        }
+        toArm[toArmCount++] = k;
+    }
+
+    /**
+     * Before a selection: every key waiting for its arm is polled in it; when the selection may block,
+     * the keys are armed first (then the poll is the look after the arm), else they stay unarmed and
+     * are polled again next time.
+     */
+    private void armWakes(boolean mayBlock) {
+        for (int i = 0; i < toArmCount; i++) {
+            HybridKey k = toArm[i];
+            io.jsdp.verbs.WakeChannel wc = k.wake;
+            if (wc == null || !k.isValid()) {
+                if (mayBlock) {
+                    k.toArm = false;
+                    toArm[i] = null;
+                }
+                continue;
+            }
+            if (mayBlock) {
+                k.toArm = false;
+                toArm[i] = null;
+                armWake(k, wc);
+            }
+            signal(k);
+        }
+        if (mayBlock) {
+            toArmCount = 0;
+        }
+    }
+
+    /** Gives a key's wake channel up (key cancelled, channel dead, selector closing). */
+    private void detachWake(HybridKey k) {
+        io.jsdp.verbs.WakeChannel wc = k.wake;
+        if (wc == null) {
+            return;
+        }
+        k.wake = null;
+        SelectionKey wk = k.wakeKey;
+        k.wakeKey = null;
+        if (wk != null) {
+            wk.cancel();
+        }
+        wc.release(this);
+    }
+
     private int applyReady() {
         int updated = 0;
         for (int i = 0; i < readyCount; i++) {
@@ -344,6 +499,7 @@ final class HybridSelector extends AbstractSelector {
                 HybridKey k = (HybridKey) sk;
                 keys.remove(k);
                 selected.remove(k);
+                detachWake(k);
                 if (k.inner != null) {
                     k.inner.cancel();
                 }
@@ -368,6 +524,7 @@ final class HybridSelector extends AbstractSelector {
         synchronized (this) {
             synchronized (publicSelected) {
                 for (HybridKey k : keys) {
+                    detachWake(k);
                     if (k.inner != null) {
                         k.inner.cancel();
                     }
@@ -380,6 +537,8 @@ final class HybridSelector extends AbstractSelector {
                 selected.clear();
                 java.util.Arrays.fill(candidates, null);
                 candidateCount = 0;
+                java.util.Arrays.fill(toArm, null);
+                toArmCount = 0;
                 SIGNALLED_HEAD.setVolatile(this, null); // a late signal may still push: unreachable garbage then
                 flushCancelledAfterClose();
                 inner.close();
@@ -410,6 +569,16 @@ final class HybridSelector extends AbstractSelector {
         long listedIn;
         /** On the selector's candidate list; the selecting thread's. */
         boolean candidate;
+        /**
+         * The SDP connection's wake channel while this selector holds it, and its key in the inner
+         * selector; the selecting thread's.
+         */
+        io.jsdp.verbs.WakeChannel wake;
+        SelectionKey wakeKey;
+        /** Listed in the selector's keys to arm; the selecting thread's. */
+        boolean toArm;
+        /** Polls of the key without a wake channel: the selector tries to take one at one in 64. */
+        int wakeTries;
         /** 1 while on the selector's signalled list (CAS by signallers, cleared by the poll). */
         @SuppressWarnings("unused") // through SIGNALLED
         private volatile int signalled;

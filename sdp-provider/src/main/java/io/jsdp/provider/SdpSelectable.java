@@ -29,4 +29,24 @@ interface SdpSelectable {
      * @return a combination of {@link java.nio.channels.SelectionKey} ops
      */
     int nativeReadyOps();
+
+    /**
+     * The wake channel of the channel's SDP connection, through which its peer wakes a selector
+     * waiting for it directly ({@link io.jsdp.verbs.WakeChannel}), or null: none (yet), or not SDP.
+     *
+     * @return the wake channel, or null
+     */
+    default io.jsdp.verbs.WakeChannel wakeChannel() {
+        return null;
+    }
+
+    /**
+     * Whether the completion of one of the connection's sends must wake a selector waiting for it:
+     * output of its own waits for room.
+     *
+     * @return true when sends matter
+     */
+    default boolean wakeOnSends() {
+        return true;
+    }
 }

@@ -428,6 +428,30 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     }
 
     @Override
+    public io.jsdp.verbs.WakeChannel wakeChannel() {
+        SdpConnection c;
+        stateLock.lock();
+        try {
+            c = connectPending ? null : sdp;
+        } finally {
+            stateLock.unlock();
+        }
+        return c != null ? c.wakeChannel() : null;
+    }
+
+    @Override
+    public boolean wakeOnSends() {
+        SdpConnection c;
+        stateLock.lock();
+        try {
+            c = sdp;
+        } finally {
+            stateLock.unlock();
+        }
+        return c == null || c.wakeOnSends();
+    }
+
+    @Override
     public int nativeReadyOps() {
         SdpConnection c;
         boolean pending;
@@ -742,7 +766,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                         break;
                     }
                     try {
-                        c.await(SdpConnection.OP_READ, Long.MAX_VALUE);
+                        c.await(SdpConnection.OP_READ, Long.MAX_VALUE, rebegin);
                     } catch (InterruptedException e) {
                         awaitInterruptClose();
                         return 0; // end(false) throws ClosedByInterruptException
@@ -849,7 +873,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                     }
                     if (n == 0) {
                         try {
-                            c.await(SdpConnection.OP_WRITE, Long.MAX_VALUE);
+                            c.await(SdpConnection.OP_WRITE, Long.MAX_VALUE, rebegin);
                         } catch (InterruptedException e) {
                             awaitInterruptClose();
                             return total; // end(false) throws ClosedByInterruptException
@@ -921,7 +945,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                     }
                     if (n == 0) {
                         try {
-                            c.await(SdpConnection.OP_WRITE, Long.MAX_VALUE);
+                            c.await(SdpConnection.OP_WRITE, Long.MAX_VALUE, rebegin);
                         } catch (InterruptedException e) {
                             awaitInterruptClose();
                             return total; // end(false) throws ClosedByInterruptException
@@ -1502,7 +1526,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                         throw new SocketTimeoutException("Read timed out");
                     }
                     try {
-                        c.await(SdpConnection.OP_READ, left);
+                        c.await(SdpConnection.OP_READ, left, rebegin);
                     } catch (InterruptedException e) {
                         awaitInterruptClose();
                         return 0; // end(false) throws ClosedByInterruptException
@@ -1554,6 +1578,14 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
      * 25 {@code end} cannot return before the interrupt's close has anyway: the interruptor runs under the
      * thread's interrupt lock, which {@code end} takes; this wait does not rely on it.)
      */
+    /**
+     * Puts this channel's interrupt hook back after the engine waited in a JDK selector, whose own
+     * {@code begin}/{@code end} replaced and then removed it ({@code begin()} again; it also closes the
+     * channel for an interrupt that came meanwhile, as the hook would have). Only inside a blocking
+     * section, between this channel's {@code begin()} and {@code end()}.
+     */
+    private final Runnable rebegin = this::begin;
+
     private void awaitInterruptClose() {
         Thread.currentThread().interrupt();
         while (!connectionClosed) {

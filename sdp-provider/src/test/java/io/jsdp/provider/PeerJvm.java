@@ -26,9 +26,16 @@ final class PeerJvm implements AutoCloseable {
     private final List<String> transcript = new ArrayList<>();
 
     PeerJvm(String kind) throws IOException, InterruptedException {
+        this(kind, List.of());
+    }
+
+    /** A peer whose JVM gets {@code jvmArgs} too (system properties, say). */
+    PeerJvm(String kind, List<String> jvmArgs) throws IOException, InterruptedException {
         this.kind = kind;
-        List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-XX:+UseSerialGC",
-            "-Xmx128m", "-cp", System.getProperty("java.class.path"), ConformancePeer.class.getName(), kind);
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-XX:+UseSerialGC", "-Xmx128m"));
+        cmd.addAll(jvmArgs);
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), ConformancePeer.class.getName(), kind));
         process = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         commands = new PrintStream(process.getOutputStream(), true, StandardCharsets.UTF_8);
         Thread reader = new Thread(() -> {
@@ -47,6 +54,10 @@ final class PeerJvm implements AutoCloseable {
 
     String kind() {
         return kind;
+    }
+
+    long pid() {
+        return process.pid();
     }
 
     boolean isAlive() {

@@ -643,6 +643,7 @@ final class SoftCmId implements CmId, SoftDevice.SoftObject {
             return;
         }
         transition(State.ESTABLISHED);
+        qp.openDirect(); // before the application hears: its first wait may use it once the peer answers
         deliver(this, CmEventType.ESTABLISHED, null, 0, m.privateData());
         sendToPeer(CmMessage.rtu(peerHandle, handle));
     }

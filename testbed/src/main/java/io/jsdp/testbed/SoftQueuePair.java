@@ -522,6 +522,34 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
     }
 
     /**
+     * Active side, once connected: opens the direct doorbell to the peer's queue pair (which linked
+     * before it answered). Not under a lock: a Unix-domain connect.
+     */
+    void openDirect() {
+        XpLink l = link;
+        if (l != null && XpEngine.DIRECT_DOORBELL && l.localPeer == null) {
+            l.direct.opened(device.xp().node().openDirect(l.peerNode, l.peerQpNumber, qpNumber));
+        }
+    }
+
+    /**
+     * Passive side, on the node thread: the peer opened our direct doorbell.
+     *
+     * @return true when taken (the link's peer is the one that opened it)
+     */
+    boolean takeDirect(NodeId peer, int sourceQp, java.nio.channels.SocketChannel ch) {
+        XpLink l = link;
+        return l != null && XpEngine.DIRECT_DOORBELL && l.peerNode.equals(peer) && l.peerQpNumber == sourceQp
+            && l.direct.taken(ch);
+    }
+
+    @Override
+    public io.jsdp.verbs.WakeChannel wakeChannel() {
+        XpLink l = link;
+        return l != null && XpEngine.DIRECT_DOORBELL && l.localPeer == null ? l.direct : null;
+    }
+
+    /**
      * The peer's device when it is in this process and neither end is {@link SoftDevice.Fabric#HOST_ONLY}
      * (which behaves as if across processes, for tests), else null.
      */
@@ -1603,8 +1631,10 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         }
         long sp = sendCq.polls();
         long rp = recvCq.polls();
-        boolean answersCovered = sp != l.seenSendPolls && !sendCq.isArmedForNext();
-        boolean messagesCovered = rp != l.seenRecvPolls && !recvCq.isArmedForNext();
+        // a thread holding the direct doorbell is rung there, or looks before it sleeps
+        boolean direct = l.tx.directHeld();
+        boolean answersCovered = direct || sp != l.seenSendPolls && !sendCq.isArmedForNext();
+        boolean messagesCovered = direct || rp != l.seenRecvPolls && !recvCq.isArmedForNext();
         l.seenSendPolls = sp;
         l.seenRecvPolls = rp;
         if (l.wantsAnswers == answersCovered) {
@@ -1638,6 +1668,9 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         if (l == null) {
             return true;
         }
+        if (l.tx.directHeld()) {
+            return true; // the arming thread waits on the direct doorbell: the progress thread need not look
+        }
         return (cq != sendCq || l.tx.requesterWantsDoorbell()) && (cq != recvCq || l.rx.responderWantsDoorbell());
     }
 
@@ -1647,6 +1680,7 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         if (l != null) {
             link = null;
             l.rx.responderSilent(true);
+            l.direct.close();
             sendCq.removeXp(this);
             recvCq.removeXp(this);
             XpEngine engine = device.xp();

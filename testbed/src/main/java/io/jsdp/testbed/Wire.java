@@ -15,13 +15,16 @@ import java.nio.ByteOrder;
  * memory directly.
  *
  * <pre>
- *  header (320 B, each word on its own cache line)
+ *  header (384 B, each word on its own cache line)
  *    0   magic (i32), slots (i32), data capacity (i32)          requester, at creation
  *    64  requester wants a doorbell on answers (i32)              requester
  *    128 responder wants a doorbell on messages (i32)             responder
  *    192 responder not answering (i32): its queue pair is in ERROR, RESET or destroyed, or its link down
  *    256 withdrawn (i64): the one message to cancel if not yet taken, -1 for none   requester
  *    264 closed (i32): the requester is in ERROR, take nothing more                    requester
+ *    320 the requester's direct doorbell (i32): 0 nobody waits there, 2 a thread holds it (awake),
+ *        1 armed (about to sleep), 3 armed for messages only; the responder that rings takes the arm
+ *        (→ 2) ({@link DirectDoorbell})
  *  slots (128 B each, slot = sequence &amp; (slots - 1)), written by the requester only
  *    0   published (i64) = sequence &lt;&lt; 8 | 1
  *    8   opcode (i32)  12 send flags (i32)  16 length (i32)  20 immediate (i32)
@@ -56,7 +59,7 @@ final class Wire {
     static final int SLOT_BYTES = 128;
     /** Payload bytes a slot carries itself. */
     static final int INLINE_MAX = 96;
-    static final int HEADER_BYTES = 320;
+    static final int HEADER_BYTES = 384;
 
     static final int CODE_PUBLISHED = 1;
     static final int CODE_RNR = 2;
@@ -74,6 +77,7 @@ final class Wire {
     private static final int SILENT_OFF = 192;
     private static final int WITHDRAWN_OFF = 256;
     private static final int CLOSED_OFF = 264;
+    private static final int DIRECT_OFF = 320;
 
     private static final int S_STATE = 0;
     private static final int S_OPCODE = 8;
@@ -245,7 +249,68 @@ final class Wire {
         return a >>> 16 == seq ? (int) a & 0xffff : 0;
     }
 
+    /** {@link #peerDirect}: no thread of the owner waits on its direct doorbell. */
+    static final int DIRECT_NONE = 0;
+    /** {@link #peerDirect}: the owner's waiter was armed; the caller took the arm and must ring. */
+    static final int DIRECT_RING = 1;
+    /** {@link #peerDirect}: the owner's waiter is awake in its wait loop and looks before it sleeps. */
+    static final int DIRECT_PRESENT = 2;
+    /** The word's value while the owner's waiter is armed for messages only (answers need no ring). */
+    private static final int DIRECT_RING_MESSAGES = 3;
+
+    /** The owner's thread holds its direct doorbell: it looks (arming first) before it sleeps. */
+    void enterDirect() {
+        INTS.setVolatile(buf, DIRECT_OFF, DIRECT_PRESENT);
+    }
+
+    /**
+     * Arms the owner's direct doorbell: the peer's next message or answer rings it. A volatile store;
+     * the caller fences and looks at both wires afterwards (a Dekker pair with {@link #peerDirect}).
+     */
+    void armDirect(boolean answersToo) {
+        INTS.setVolatile(buf, DIRECT_OFF, answersToo ? DIRECT_RING : DIRECT_RING_MESSAGES);
+    }
+
+    /** Withdraws the owner's arm, unless a ringer took it already; the owner still holds the doorbell. */
+    void disarmDirect() {
+        if (!INTS.compareAndSet(buf, DIRECT_OFF, DIRECT_RING, DIRECT_PRESENT)) {
+            INTS.compareAndSet(buf, DIRECT_OFF, DIRECT_RING_MESSAGES, DIRECT_PRESENT);
+        }
+    }
+
+    /** Whether a thread of this process (the owner) holds its direct doorbell. */
+    boolean directHeld() {
+        return (int) INTS.getVolatile(buf, DIRECT_OFF) != DIRECT_NONE;
+    }
+
+    /** The owner's thread no longer waits: the peer rings the device's doorbell again where asked. */
+    void leaveDirect() {
+        INTS.setVolatile(buf, DIRECT_OFF, DIRECT_NONE);
+    }
+
     // ---------------------------------------------------------------- responder
+
+    /**
+     * The owner's (the peer's) direct doorbell, after we published a message or ({@code answer})
+     * answered one: {@link #DIRECT_RING} once per arm, for the one ringer that took it (an owner armed
+     * for messages only is not rung for an answer); {@link #DIRECT_PRESENT} while its waiter is awake
+     * and will look (nobody needs ringing); {@link #DIRECT_NONE} when no thread of it waits there.
+     */
+    /** Whether a thread of the owner (the peer) holds its direct doorbell: it looks before it sleeps. */
+    boolean peerDirectHeld() {
+        return (int) INTS.getVolatile(buf, DIRECT_OFF) != DIRECT_NONE;
+    }
+
+    int peerDirect(boolean answer) {
+        int w = (int) INTS.getVolatile(buf, DIRECT_OFF);
+        if (w == DIRECT_RING || w == DIRECT_RING_MESSAGES && !answer) {
+            return INTS.compareAndSet(buf, DIRECT_OFF, w, DIRECT_PRESENT) ? DIRECT_RING : DIRECT_PRESENT;
+        }
+        // armed for messages only and this is an answer: its next look finds it; any other value is a
+        // malformed peer's, which gets the device's doorbell
+        return w == DIRECT_PRESENT || w == DIRECT_RING_MESSAGES ? DIRECT_PRESENT : DIRECT_NONE;
+    }
+
 
     void responderWantsDoorbell(boolean on) {
         INTS.setVolatile(buf, RESPONDER_WANTS_OFF, on ? 1 : 0);

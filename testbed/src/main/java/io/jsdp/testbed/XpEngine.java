@@ -82,6 +82,14 @@ final class XpEngine {
     private static final boolean NODE_THREAD_SERVICE = booleanProperty(NODE_THREAD_SERVICE_PROP,
         NODE_THREAD_SERVICE_DEFAULT);
     /**
+     * Property: whether linked queue pairs get a direct doorbell ({@link DirectDoorbell}), through which
+     * a peer wakes the waiting thread or selector itself rather than this process's node thread.
+     */
+    static final String DIRECT_DOORBELL_PROP = "jsdp.soft.directDoorbell";
+    static final boolean DIRECT_DOORBELL = booleanProperty(DIRECT_DOORBELL_PROP, true);
+    /** Every engine of this process, for the node's direct-doorbell handler (queue-pair numbers are per device). */
+    private static final CopyOnWriteArrayList<XpEngine> ENGINES = new CopyOnWriteArrayList<>();
+    /**
      * How often the node thread looks again when the doorbell's sequence moved during its look, before
      * it leaves the rest to the progress thread: a peer streaming without pause keeps it moving.
      */
@@ -132,6 +140,8 @@ final class XpEngine {
         this.keys = new KeyTable(segment.buffer());
         this.doorbell = WaitWord.at(node, segment, 0);
         IN_PROCESS.put(segment.name(), device);
+        ENGINES.add(this);
+        node.setDirectHandler(XpEngine::onDirect);
         this.thread = new Thread(this::run, "jsdp-" + device.name() + "-progress");
         this.thread.setDaemon(true);
         this.thread.start();
@@ -279,7 +289,19 @@ final class XpEngine {
         doorbell.wake();
     }
 
+    /** The node's handler of direct doorbells peers open: the queue pair named, on any engine of its node. */
+    private static boolean onDirect(NodeId peer, int targetQp, int sourceQp, java.nio.channels.SocketChannel ch) {
+        for (XpEngine e : ENGINES) {
+            SoftQueuePair q = e.byNumber.get(targetQp);
+            if (q != null && q.takeDirect(peer, sourceQp, ch)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     void close() {
+        ENGINES.remove(this);
         running = false;
         LockSupport.unpark(thread);
         doorbell.wake();

@@ -29,6 +29,8 @@ final class XpLink {
      * its memory regions, as the in-JVM path does, not only device memory.
      */
     final SoftDevice localPeer;
+    /** The queue pairs' direct doorbell: rung first when the peer's waiter is armed on it. */
+    final DirectDoorbell direct;
 
     // ---- requester: guarded by sqLock (read racily as hints by pollers) ----
     /** Messages published. */
@@ -89,6 +91,7 @@ final class XpLink {
         this.peerMinRnrNs = remote.minRnrTimerNs();
         this.slotRequest = new long[tx.slots()];
         this.slotDataEnd = new long[tx.slots()];
+        this.direct = new DirectDoorbell(tx, "QP " + remote.qpNumber() + " of " + peerNode);
     }
 
     /**
@@ -114,6 +117,9 @@ final class XpLink {
             nudgeSinceNs = now;
         } else if (now - nudgeSinceNs >= NUDGE_NS) {
             nudgeSinceNs = now;
+            if (rx.peerDirectHeld()) {
+                return; // a thread of the peer waits on its direct doorbell: it looks before it sleeps
+            }
             peerDoorbell.wake(peerQpNumber);
         }
     }
@@ -123,8 +129,14 @@ final class XpLink {
         return txAcked != txSeq;
     }
 
-    /** Rings the peer's doorbell if its wire asks for one (after we published: a volatile store). */
+    /**
+     * Rings the peer's doorbell if its wire asks for one (after we published: a volatile store): its
+     * waiting thread's direct doorbell when armed, else its device's.
+     */
     void wakeResponder() {
+        if (ringDirect(false)) {
+            return; // the peer's waiting thread polls for itself
+        }
         if (tx.responderWantsDoorbell()) {
             peerDoorbell.wake(peerQpNumber);
         }
@@ -137,9 +149,25 @@ final class XpLink {
      */
     void wakeRequester() {
         java.lang.invoke.VarHandle.fullFence();
+        if (ringDirect(true)) {
+            return;
+        }
         if (rx.requesterWantsDoorbell()) {
             peerDoorbell.wake(peerQpNumber);
         }
+    }
+
+    /**
+     * The peer's waiting thread, when one holds its direct doorbell: rung if armed, left alone if awake
+     * (it looks before it sleeps).
+     *
+     * @param answer an answer (or our silent word) rather than a message
+     *
+     * @return true when the peer's device doorbell is not needed
+     */
+    private boolean ringDirect(boolean answer) {
+        int d = rx.peerDirect(answer);
+        return d == Wire.DIRECT_PRESENT || d == Wire.DIRECT_RING && direct.ring();
     }
 
     @Override

@@ -89,6 +89,17 @@ public interface QueuePair extends AutoCloseable {
     }
 
     /**
+     * The kernel object through which the peer wakes a thread waiting for this queue pair directly,
+     * or null when the device has none (hardware, where the completion channel's descriptor serves all
+     * of its queues; SoftRdma between devices of one process).
+     *
+     * @return the wake channel, or null
+     */
+    default WakeChannel wakeChannel() {
+        return null;
+    }
+
+    /**
      * Destroys the queue pair ({@code ibv_destroy_qp}). Outstanding requests vanish without
      * completions; a connected peer's later requests fail with {@link WcStatus#RETRY_EXC_ERR}.
      * Idempotent.

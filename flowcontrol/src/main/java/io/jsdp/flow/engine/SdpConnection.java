@@ -212,6 +212,13 @@ public final class SdpConnection {
     private final ByteBuffer mem;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
+    /**
+     * The selector of a platform thread waiting on this connection's {@link io.jsdp.verbs.WakeChannel}
+     * ({@link #directWaitLocked}), which {@link #signalAllLocked} wakes; guarded by lock.
+     */
+    private java.nio.channels.Selector directWaiter;
+    /** The claiming thread's selector, between {@link #directClaimLocked} and {@link #directWaitLocked}. */
+    private java.nio.channels.Selector directSelector;
     private final WorkCompletion[] wcs = new WorkCompletion[16];
     private final SendWorkRequest swr = new SendWorkRequest(1);
     /** NIC-assisted device messages: the header and up to two pieces of the send ring. */
@@ -335,6 +342,8 @@ public final class SdpConnection {
      * without it by the progress thread ({@link #onCompletionEvent}), hence volatile.
      */
     private volatile int waiters;
+    /** Waits on the queue pair's wake channel ({@link #directWaitLocked}); guarded by lock. */
+    private long directWaits;
     /**
      * A completion event the progress thread left to the lock's holder because the lock was busy: set
      * by the progress thread, cleared under the lock by whoever handles it — the holder right after it
@@ -1147,7 +1156,7 @@ public final class SdpConnection {
             }
             outputShut = true;
             traceRare("conn.shutdownOutput");
-            changed.signalAll();
+            signalAllLocked();
             if (state == State.ESTABLISHED) {
                 transmitLocked();
                 armLocked();
@@ -1168,7 +1177,7 @@ public final class SdpConnection {
                 return;
             }
             inputShut = true;
-            changed.signalAll();
+            signalAllLocked();
             discardUnreadLocked();
             if (state == State.ESTABLISHED) {
                 transmitLocked();
@@ -1219,7 +1228,7 @@ public final class SdpConnection {
             }
             appClosed = true;
             traceRare("conn.close");
-            changed.signalAll();
+            signalAllLocked();
             switch (state) {
                 case CONNECTING, HANDSHAKE -> failLocked(Failure.ABORTED, "closed while connecting", true, false);
                 case ESTABLISHED -> {
@@ -1379,6 +1388,24 @@ public final class SdpConnection {
      * @throws InterruptedException when the thread is interrupted while parked
      */
     public int await(int ops, long timeoutNs) throws InterruptedException {
+        return await(ops, timeoutNs, null);
+    }
+
+    /**
+     * {@link #await(int, long)} for a caller inside an interruptible channel's blocking section: a wait
+     * in a JDK selector (the direct wait on the queue pair's wake channel) replaces the thread's
+     * interrupt hook with the selector's own and removes it on the way out, so the caller's channel
+     * would no longer be closed by an interrupt; {@code afterKernelWait} runs after each such wait,
+     * with no lock held, to put the channel's hook back (its {@code begin()}, which also acts on an
+     * interrupt that came meanwhile).
+     *
+     * @param ops the operations of interest
+     * @param timeoutNs the longest wait; 0 only checks
+     * @param afterKernelWait run after each wait in a selector, or null
+     * @return the ready operations among {@code ops}, 0 when the time ran out
+     * @throws InterruptedException when the thread is interrupted while it waits
+     */
+    public int await(int ops, long timeoutNs, Runnable afterKernelWait) throws InterruptedException {
         long start = System.nanoTime();
         int r = readyOps() & ops;
         if (r != 0 || timeoutNs <= 0) {
@@ -1420,16 +1447,134 @@ public final class SdpConnection {
                     if (left <= 0) {
                         return 0;
                     }
+                    // a direct waiter holds the wake channel before it arms the queue: the device then
+                    // leaves the queue to it
+                    io.jsdp.verbs.WakeChannel wc = directClaimLocked();
                     if (!armLocked()) {
+                        if (wc != null) {
+                            wc.release(Thread.currentThread());
+                        }
                         continue; // completions arrived while arming: look again
                     }
-                    changed.awaitNanos(left);
+                    if (wc != null) {
+                        directWaitLocked(wc, left, ops != OP_READ || hasPendingOutputLocked() || large != null
+                            && large.holdsOutput(), afterKernelWait);
+                    } else {
+                        changed.awaitNanos(left);
+                    }
                 }
             } finally {
                 waiters--;
             }
         } finally {
             unlockAndNotify();
+        }
+    }
+
+    /**
+     * The queue pair's wake channel, for a selector that waits for this connection itself
+     * ({@link io.jsdp.verbs.WakeChannel}), or null: not established, or the device has none.
+     *
+     * @return the wake channel, or null
+     */
+    public io.jsdp.verbs.WakeChannel wakeChannel() {
+        lock.lock();
+        try {
+            return qp != null && !released && state == State.ESTABLISHED ? qp.wakeChannel() : null;
+        } finally {
+            unlock();
+        }
+    }
+
+    /**
+     * Whether output of this connection waits for room, so that the completion of a send must wake a
+     * selector waiting on its wake channel.
+     *
+     * @return true when sends matter
+     */
+    public boolean wakeOnSends() {
+        lock.lock();
+        try {
+            return hasPendingOutputLocked() || large != null && large.holdsOutput();
+        } finally {
+            unlock();
+        }
+    }
+
+    /** Wakes every thread waiting on this connection: the condition's, and one in its direct wait. */
+    private void signalAllLocked() {
+        changed.signalAll();
+        java.nio.channels.Selector s = directWaiter;
+        if (s != null) {
+            s.wakeup();
+        }
+    }
+
+    /**
+     * Takes the queue pair's wake channel for the calling thread, before {@link #await} arms the queue
+     * and parks: when it has one and the caller is a platform thread holding the lock once. Held, it
+     * tells the peer and the device that this thread looks before it sleeps.
+     *
+     * @return the channel held, or null: wait on the condition
+     */
+    private io.jsdp.verbs.WakeChannel directClaimLocked() {
+        io.jsdp.verbs.WakeChannel wc = qp != null && !released ? qp.wakeChannel() : null;
+        if (wc == null || lock.getHoldCount() != 1 || !DirectWait.mayWait()) {
+            return null;
+        }
+        java.nio.channels.Selector sel = DirectWait.selectorFor(wc.channel());
+        if (sel == null || !wc.claim(Thread.currentThread())) {
+            return null;
+        }
+        directSelector = sel;
+        return wc;
+    }
+
+    /**
+     * The wait of {@link #await} on the held wake channel: arms it, looks once more (what the peer
+     * published before the arm is found now), and waits in the thread's selector with the lock
+     * released, until the peer rings, a local signal wakes the selector, the time passes or an
+     * interrupt; then gives the channel up. The woken thread polls the queue itself (the caller's
+     * loop): no other thread is on the path.
+     *
+     * @param sendsToo whether the completion of a send must end the wait (a writer's wait, or output of
+     *     ours still waiting to go out); a reader with nothing to send is woken only by messages
+     * @param afterWait the caller's, run after the selection with no lock held, or null
+     *
+     * @throws InterruptedException when interrupted (the status cleared, as the condition's wait does)
+     */
+    private void directWaitLocked(io.jsdp.verbs.WakeChannel wc, long leftNs, boolean sendsToo, Runnable afterWait)
+        throws InterruptedException {
+        Thread me = Thread.currentThread();
+        java.nio.channels.Selector sel = directSelector;
+        // held: from here the peer rings nobody else, so this thread arms and looks before it sleeps
+        wc.arm(sendsToo);
+        if (progressLocked() != 0) {
+            wc.disarm();
+            wc.drain();
+            wc.release(me);
+            return; // it came before the arm
+        }
+        directWaiter = sel;
+        directWaits++;
+        lock.unlock();
+        try {
+            DirectWait.select(sel, leftNs);
+        } catch (java.io.IOException e) {
+            TRACE.record(TraceLevel.RARE, "engine.directWaitFailed", e);
+        } finally {
+            if (afterWait != null) {
+                afterWait.run(); // the caller's interrupt hook back, before anything else can block
+            }
+            lock.lock();
+            directWaiter = null;
+            wc.disarm();
+            wc.drain(); // while still held: a ring meant for the next holder is never taken here (false
+                        // when dead: the next claim fails and waits on the condition)
+            wc.release(me); // another thread may wait next (a pool's)
+        }
+        if (Thread.interrupted()) {
+            throw new InterruptedException();
         }
     }
 
@@ -1691,7 +1836,7 @@ public final class SdpConnection {
             } else {
                 solicitedArmWhenIdleLocked();
             }
-            changed.signalAll();
+            signalAllLocked();
         } finally {
             stackContext = false;
         }
@@ -1765,7 +1910,7 @@ public final class SdpConnection {
             eventPending = false;
             cqArmed = false;
             cqArmedSolicited = false;
-            changed.signalAll();
+            signalAllLocked();
         }
         // One arm gives one event (rsocket's cq_armed): re-arming an armed queue on every call of a
         // spinning writer cost a device call each time (in SoftRdma, a wakeup of its service thread).
@@ -3224,7 +3369,7 @@ public final class SdpConnection {
             ringMemory.close();
         }
         closeCqLocked(0);
-        changed.signalAll();
+        signalAllLocked();
         traceRare("conn.released");
     }
 
@@ -3419,7 +3564,7 @@ public final class SdpConnection {
             TRACE.record(TraceLevel.RARE, "conn.state", connectionId, state.ordinal(), to.ordinal());
         }
         state = to;
-        changed.signalAll();
+        signalAllLocked();
     }
 
     private void traceRare(String event) {
@@ -3711,6 +3856,8 @@ public final class SdpConnection {
             .append(large == null ? "" : large.describe() + "\n")
             .append("queue pair ").append(qp == null ? "none" : qp.qpNumber() + " " + (released ? "destroyed" : qp.state()))
             .append('\n')
+            .append("wake channel ").append(qp == null || released || qp.wakeChannel() == null ? "none" : "yes")
+            .append(", waits on it ").append(directWaits).append('\n')
             .append("counters bytesSent=").append(bytesSent).append(" bytesReceived=").append(bytesReceived)
             .append(" messagesSent=").append(messagesSent).append(" messagesReceived=").append(messagesReceived)
             .append(" creditStalls=").append(creditStalls).append(" creditStallNs=").append(creditStallNs)

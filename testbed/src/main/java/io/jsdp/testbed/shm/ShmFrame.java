@@ -39,6 +39,15 @@ final class ShmFrame {
     static final int DOORBELL = 2;
     /** Type: a message with a payload for the receiver's handler of its kind. */
     static final int MESSAGE = 3;
+    /**
+     * Type: the first frame of a direct-doorbell connection (aux the connecting node's pid, arg its
+     * start stamp), followed by {@link #DIRECT_BODY} bytes: the receiving node's queue pair (i32) and
+     * the connecting node's (i32). The connection then leaves the node thread: it carries one byte
+     * per ring between the two queue pairs' waiting threads.
+     */
+    static final int DIRECT = 4;
+    /** Bytes after a {@link #DIRECT} frame's header. */
+    static final int DIRECT_BODY = 8;
 
     private ShmFrame() {
     }

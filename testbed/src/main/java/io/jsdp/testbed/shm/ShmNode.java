@@ -470,6 +470,69 @@ public final class ShmNode implements AutoCloseable {
     // ------------------------------------------------------------------------------------------
     // Messages
 
+    /** Takes the direct-doorbell connections peers open to this node ({@link #openDirect}). */
+    public interface DirectHandler {
+        /**
+         * A peer opened a direct doorbell to one of our queue pairs; runs on the node thread.
+         *
+         * @param peer the node the connecting process named (checked against the queue pair's link)
+         * @param targetQp our queue pair
+         * @param sourceQp the peer's
+         * @param channel the connection, non-blocking, no longer read by the node thread
+         * @return true when taken; false closes it
+         */
+        boolean onDirect(NodeId peer, int targetQp, int sourceQp, SocketChannel channel);
+    }
+
+    private volatile DirectHandler directHandler;
+
+    /**
+     * Sets who takes the direct doorbells peers open to this node.
+     *
+     * @param h the handler, or null to refuse them
+     */
+    public void setDirectHandler(DirectHandler h) {
+        this.directHandler = h;
+    }
+
+    /**
+     * Opens a direct doorbell to queue pair {@code targetQp} of node {@code target}: a Unix-domain
+     * connection to its node socket, whose first frame hands it to the peer's {@link DirectHandler}.
+     *
+     * @param target the peer's node
+     * @param targetQp the peer's queue pair
+     * @param sourceQp ours
+     * @return the connection, non-blocking; null when the peer's node cannot be reached
+     */
+    public SocketChannel openDirect(NodeId target, int targetQp, int sourceQp) {
+        if (!isOpen()) {
+            return null;
+        }
+        SocketChannel ch = null;
+        try {
+            ch = SocketChannel.open(StandardProtocolFamily.UNIX);
+            ch.connect(UnixDomainSocketAddress.of(rendezvous.nodeSocket(target)));
+            ByteBuffer b = ByteBuffer.allocate(ShmFrame.LENGTH + ShmFrame.DIRECT_BODY);
+            ShmFrame.put(b, ShmFrame.DIRECT, (int) id.pid(), id.start());
+            b.putInt(targetQp).putInt(sourceQp).flip();
+            while (b.hasRemaining()) {
+                ch.write(b);
+            }
+            ch.configureBlocking(false);
+            return ch;
+        } catch (IOException | RuntimeException e) {
+            Rendezvous.TRACE.record(TraceLevel.INTERNALS, "shm.directFailed", target.pid());
+            if (ch != null) {
+                try {
+                    ch.close();
+                } catch (IOException ignored) {
+                    // nothing more to undo
+                }
+            }
+            return null;
+        }
+    }
+
     /** Handles the messages of one kind; see {@link #setMessageHandler}. */
     @FunctionalInterface
     public interface MessageHandler {
@@ -882,6 +945,9 @@ public final class ShmNode implements AutoCloseable {
                 lost(c);
                 return;
             }
+            if (c.key == null) {
+                return; // handed over as a direct doorbell: no longer ours
+            }
             at += length;
         }
         in.position(at);
@@ -890,6 +956,9 @@ public final class ShmNode implements AutoCloseable {
 
     /** Bytes of the frame at {@code at}, header and payload, known from its header; -1 on a violation. */
     private int frameLength(Connection c, ByteBuffer in, int at) {
+        if (ShmFrame.type(in, at) == ShmFrame.DIRECT) {
+            return ShmFrame.LENGTH + ShmFrame.DIRECT_BODY;
+        }
         if (ShmFrame.type(in, at) != ShmFrame.MESSAGE) {
             return ShmFrame.LENGTH;
         }
@@ -932,6 +1001,30 @@ public final class ShmNode implements AutoCloseable {
                 }
                 c.peer = p;
                 peers.putIfAbsent(p, c);
+                return true;
+            case ShmFrame.DIRECT:
+                if (c.peer != null) {
+                    return violation(c, "DIRECT after HELLO");
+                }
+                NodeId from;
+                try {
+                    from = new NodeId(ShmFrame.aux(in, at), ShmFrame.arg(in, at));
+                } catch (IllegalArgumentException bad) {
+                    return violation(c, "DIRECT with a bad node id");
+                }
+                if (in.limit() - at > ShmFrame.LENGTH + ShmFrame.DIRECT_BODY) {
+                    return violation(c, "bytes after DIRECT before its answer");
+                }
+                int targetQp = in.getInt(at + ShmFrame.LENGTH);
+                int sourceQp = in.getInt(at + ShmFrame.LENGTH + 4);
+                // leaves the node thread: the key is cancelled, the socket stays open
+                c.key.cancel();
+                c.key = null;
+                connections.remove(c);
+                DirectHandler h = directHandler;
+                if (h == null || !h.onDirect(from, targetQp, sourceQp, c.channel)) {
+                    c.close();
+                }
                 return true;
             case ShmFrame.MESSAGE: // header checked by frameLength
                 dispatch(c.peer, ShmFrame.aux(in, at),
