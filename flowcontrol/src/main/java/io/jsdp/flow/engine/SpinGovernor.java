@@ -16,8 +16,15 @@ import java.util.function.IntSupplier;
  * peer (or any other thread) needs, and a round trip then waits for a scheduler time slice
  * (milliseconds) instead of a wake-up (tens of microseconds).
  *
- * <p>Two signals, both cheap:
+ * <p>Three signals, all cheap:
  * <ul>
+ *   <li><b>Room for the peer.</b> While spinning is on, the machine's runnable threads are sampled at
+ *       most every {@link #SAMPLE_NS} ({@code /proc/loadavg}); a wait spins only when the most foreign
+ *       runnable threads of the last {@link #SAMPLES} samples, plus the spinner, plus the peer it waits
+ *       for (which must run to answer), fit the cores. A spinner that is not preempted can still
+ *       delay its peer: the peer, just woken, finds every core taken and waits for one to be
+ *       preempted, while a parked waiter would have left its core free. One busy thread beside a
+ *       round trip on 2 cores is such a case.</li>
  *   <li><b>Preemption seen by a spinner.</b> A spinning thread looks at the clock on every turn; a
  *       gap of {@link #PREEMPTION_GAP_NS} or more between two turns means the kernel took its core
  *       for another runnable thread: there are more runnable threads than cores. The spinner stops
@@ -32,12 +39,13 @@ import java.util.function.IntSupplier;
  *       at all.</li>
  * </ul>
  * Two spinning peers on an otherwise idle 2-core machine are not oversubscribed: neither is ever
- * preempted, so both keep spinning. With one more busy thread, a spinner is preempted within a time
- * slice and spinning stops for both (each side sees its own preemptions).
+ * preempted and the samples find no foreign thread, so both keep spinning. With one more busy
+ * thread the samples find it, and spinning stops for both (each side samples for itself).
  *
  * <p>Threads: any thread calls {@link #mayStart}, {@link #enter}, {@link #exit} and
- * {@link #onPreempted}. The fast path of {@link #mayStart} is one volatile read; everything else
- * happens on a preemption or when a back-off ends (at most about a hundred times a second) and
+ * {@link #onPreempted}. The fast path of {@link #mayStart} is three volatile reads; a sample (one
+ * thread at a time, by CAS) at most every {@link #SAMPLE_NS}; everything else happens on a
+ * preemption or when a back-off ends (at most about a hundred times a second) and
  * holds this object's monitor, which no caller holds while it parks or blocks.
  */
 public final class SpinGovernor {
@@ -56,6 +64,10 @@ public final class SpinGovernor {
      * costs one back-off.
      */
     public static final long PREEMPTION_GAP_NS = 200_000;
+    /** How often, at most, the runnable threads are sampled while spinning is on ({@link #mayStart}). */
+    public static final long SAMPLE_NS = 100_000;
+    /** Samples kept: a spinner needs room for itself and its peer in every one of them. */
+    static final int SAMPLES = 16;
     /** The first back-off, and how soon a spinner looks again when the runnable threads fill the cores. */
     public static final long BACKOFF_MIN_NS = TimeUnit.MILLISECONDS.toNanos(10);
 
@@ -80,7 +92,21 @@ public final class SpinGovernor {
     private long resumedAtNs;
     private int lastRunnable = -1;
 
+    /** When the runnable threads may be sampled next (once {@link #sampledYet}). */
+    private final AtomicLong nextSampleNs = new AtomicLong();
+    private volatile boolean sampledYet;
+    /**
+     * The most foreign runnable threads of the recent samples: all runnable but the sampling thread,
+     * this JVM's spinners and the one peer thread the sampler waits for.
+     */
+    private volatile int foreignMax;
+    // guarded by this object's monitor
+    private final int[] foreign = new int[SAMPLES];
+    private int samples;
+
     // ---- statistics (any thread)
+    private final AtomicLong crowded = new AtomicLong();
+    private final AtomicLong spins = new AtomicLong();
     private final AtomicLong preemptions = new AtomicLong();
     private final AtomicLong refusals = new AtomicLong();
     private final AtomicLong resumes = new AtomicLong();
@@ -116,16 +142,56 @@ public final class SpinGovernor {
      * @return true to spin, false to park at once
      */
     public boolean mayStart(long nowNs) {
-        long off = offUntilNs;
-        if (off == 0 || !adaptive) {
+        if (!adaptive) {
             return true;
         }
-        return nowNs - off >= 0 && resume(nowNs);
+        long off = offUntilNs;
+        if (off != 0 && (nowNs - off < 0 || !resume(nowNs))) {
+            return false;
+        }
+        sample(nowNs);
+        if (foreignMax + 2 > cores) {
+            // no core for both the spinner and the peer that must run to answer it: spinning would
+            // take the peer's core, which then waits for a time slice (a parked waiter leaves it free)
+            crowded.incrementAndGet();
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * At most once per {@link #SAMPLE_NS}: reads the machine's runnable threads and keeps the foreign
+     * ones (less the caller, this JVM's spinners and the peer it waits for, which runs now or is about
+     * to: the thread it just woke). The peer is runnable only part of the time, so a sample without it
+     * counts one too few; the maximum of the last {@link #SAMPLES} does not. Two peers spinning on an
+     * otherwise idle machine leave 0 foreign threads; one busy thread beside a round trip leaves 1.
+     */
+    private void sample(long nowNs) {
+        long next = nextSampleNs.get();
+        if (sampledYet && nowNs - next < 0 || !nextSampleNs.compareAndSet(next, nowNs + SAMPLE_NS)) {
+            return;
+        }
+        sampledYet = true;
+        int runnable = runnableThreads.getAsInt();
+        if (runnable < 0) {
+            return;
+        }
+        int f = Math.max(0, runnable - 2 - spinningNow.get());
+        synchronized (this) {
+            lastRunnable = runnable;
+            foreign[samples++ % SAMPLES] = f;
+            int max = 0;
+            for (int v : foreign) {
+                max = Math.max(max, v);
+            }
+            foreignMax = max;
+        }
     }
 
     /** A thread starts spinning (after {@link #mayStart} said yes). */
     public void enter() {
         spinningNow.incrementAndGet();
+        spins.incrementAndGet();
     }
 
     /** The thread that {@link #enter entered} stops spinning. */
@@ -214,6 +280,24 @@ public final class SpinGovernor {
     }
 
     /**
+     * Waits that spun ({@link #enter}).
+     *
+     * @return the count
+     */
+    public long spins() {
+        return spins.get();
+    }
+
+    /**
+     * Waits that did not spin because recent samples left no core for both the spinner and its peer.
+     *
+     * @return the count
+     */
+    public long crowded() {
+        return crowded.get();
+    }
+
+    /**
      * Times spinning stayed off because the runnable threads filled the cores.
      *
      * @return the count
@@ -242,7 +326,9 @@ public final class SpinGovernor {
         return "adaptive, " + (off == 0 || now - off >= 0 ? "on" : "off for " + Math.max(1, (off - now) / 1_000_000) + " ms")
             + "; preemptions " + preemptions.get() + ", resumed " + resumes.get() + " times, refused " + refusals.get()
             + " times (runnable " + (runnable < 0 ? "unknown" : Integer.toString(runnable)) + " at the last look, "
-            + cores + " cores), back-off " + backoff / 1_000_000 + " ms, spinning now " + spinningNow.get();
+            + cores + " cores), back-off " + backoff / 1_000_000 + " ms; foreign runnable " + foreignMax
+            + " (recent most), waits not spun for want of a core for the peer " + crowded.get() + "; spinning now "
+            + spinningNow.get();
     }
 
     /**

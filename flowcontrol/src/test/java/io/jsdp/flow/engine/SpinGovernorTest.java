@@ -70,6 +70,58 @@ class SpinGovernorTest {
     }
 
     @Test
+    void doesNotSpinWhileTheSamplesLeaveNoCoreForThePeer() {
+        runnable.set(3); // the caller, the peer it woke and one busy thread, on two cores
+        assertFalse(g.mayStart(0), "the spinner would take the core the peer needs");
+        assertEquals(1, g.crowded());
+        runnable.set(2); // the busy thread is gone: the caller and its peer fit
+        long t = 0;
+        for (int i = 1; i < SpinGovernor.SAMPLES; i++) {
+            t += SpinGovernor.SAMPLE_NS;
+            assertFalse(g.mayStart(t), "the busy thread stays in the recent samples (" + i + ")");
+        }
+        t += SpinGovernor.SAMPLE_NS;
+        assertTrue(g.mayStart(t), "gone from every recent sample");
+        assertEquals(0, g.preemptions(), "no preemption was needed to tell");
+    }
+
+    @Test
+    void aPeerRunnablePartOfTheTimeDoesNotHideABusyThread() {
+        long t = 0;
+        boolean spun = false;
+        for (int i = 0; i < 4 * SpinGovernor.SAMPLES; i++) {
+            // the peer is running in every other sample: 2 (caller and busy thread) or 3 runnable
+            runnable.set(2 + (i & 1));
+            boolean may = g.mayStart(t);
+            spun |= i >= 2 && may;
+            t += SpinGovernor.SAMPLE_NS;
+        }
+        assertFalse(spun, "once a sample saw the peer and the busy thread, no wait spins");
+    }
+
+    @Test
+    void twoPeersSpinningOnAnIdleMachineKeepSpinning() {
+        runnable.set(2); // the caller and its spinning peer
+        for (int i = 0; i < 4 * SpinGovernor.SAMPLES; i++) {
+            assertTrue(g.mayStart(i * SpinGovernor.SAMPLE_NS));
+        }
+        assertEquals(0, g.crowded());
+    }
+
+    @Test
+    void samplesAtMostOncePerSampleTime() {
+        AtomicInteger reads = new AtomicInteger();
+        SpinGovernor h = new SpinGovernor(true, 1_000 * MS, 2, () -> {
+            reads.incrementAndGet();
+            return 1;
+        });
+        for (long t = 0; t < 10 * SpinGovernor.SAMPLE_NS; t += 1_000) {
+            h.mayStart(t);
+        }
+        assertEquals(10, reads.get());
+    }
+
+    @Test
     void anUnknownRunnableCountDoesNotKeepSpinningOff() {
         runnable.set(-1);
         g.onPreempted(3 * MS, 0);
