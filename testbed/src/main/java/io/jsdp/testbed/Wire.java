@@ -290,17 +290,17 @@ final class Wire {
 
     // ---------------------------------------------------------------- responder
 
+    /** Whether a thread of the owner (the peer) holds its direct doorbell: it looks before it sleeps. */
+    boolean peerDirectHeld() {
+        return (int) INTS.getVolatile(buf, DIRECT_OFF) != DIRECT_NONE;
+    }
+
     /**
      * The owner's (the peer's) direct doorbell, after we published a message or ({@code answer})
      * answered one: {@link #DIRECT_RING} once per arm, for the one ringer that took it (an owner armed
      * for messages only is not rung for an answer); {@link #DIRECT_PRESENT} while its waiter is awake
      * and will look (nobody needs ringing); {@link #DIRECT_NONE} when no thread of it waits there.
      */
-    /** Whether a thread of the owner (the peer) holds its direct doorbell: it looks before it sleeps. */
-    boolean peerDirectHeld() {
-        return (int) INTS.getVolatile(buf, DIRECT_OFF) != DIRECT_NONE;
-    }
-
     int peerDirect(boolean answer) {
         int w = (int) INTS.getVolatile(buf, DIRECT_OFF);
         if (w == DIRECT_RING || w == DIRECT_RING_MESSAGES && !answer) {
