@@ -139,7 +139,8 @@ public final class Agent {
         return b.toString();
     }
 
-    private static boolean booleanProp(String name, boolean def) {
+    /** A {@code true}/{@code false} system property, its default when unset; anything else fails naming it. */
+    static boolean booleanProp(String name, boolean def) {
         String v = System.getProperty(name);
         if (v == null || v.isBlank()) {
             return def;

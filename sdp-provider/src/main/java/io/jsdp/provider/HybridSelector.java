@@ -91,19 +91,7 @@ final class HybridSelector extends AbstractSelector {
      */
     private static final int WAKE_RETRY_MASK = 63;
     /** {@link #DIRECT_WAKE_PROP}, read when the selector opens (a bad value fails the open, naming it). */
-    private final boolean directWake = directWakeProperty();
-
-    private static boolean directWakeProperty() {
-        String v = System.getProperty(DIRECT_WAKE_PROP);
-        if (v == null || v.isBlank()) {
-            return true;
-        }
-        return switch (v.trim().toLowerCase(java.util.Locale.ROOT)) {
-            case "true" -> true;
-            case "false" -> false;
-            default -> throw new IllegalArgumentException(DIRECT_WAKE_PROP + ": expected true or false, got '" + v + "'");
-        };
-    }
+    private final boolean directWake = Agent.booleanProp(DIRECT_WAKE_PROP, true);
 
     static {
         try {
@@ -335,7 +323,6 @@ final class HybridSelector extends AbstractSelector {
         return kept;
     }
 
-    /** Applies the JDK's rules to this selection's ready keys. */
     // ---- wake channels: a peer's write wakes this selector's inner wait directly
 
     /** The attachment of a wake channel's key in the inner selector. */
@@ -443,6 +430,7 @@ final class HybridSelector extends AbstractSelector {
         wc.release(this);
     }
 
+    /** Applies the JDK's rules to this selection's ready keys. */
     private int applyReady() {
         int updated = 0;
         for (int i = 0; i < readyCount; i++) {

@@ -429,26 +429,24 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
 
     @Override
     public io.jsdp.verbs.WakeChannel wakeChannel() {
-        SdpConnection c;
-        stateLock.lock();
-        try {
-            c = connectPending ? null : sdp;
-        } finally {
-            stateLock.unlock();
-        }
+        SdpConnection c = connectedSdp();
         return c != null ? c.wakeChannel() : null;
     }
 
     @Override
     public boolean wakeOnSends() {
-        SdpConnection c;
+        SdpConnection c = connectedSdp();
+        return c == null || c.wakeOnSends();
+    }
+
+    /** The SDP connection once its connect has finished, else null (not SDP, or still connecting). */
+    private SdpConnection connectedSdp() {
         stateLock.lock();
         try {
-            c = sdp;
+            return connectPending ? null : sdp;
         } finally {
             stateLock.unlock();
         }
-        return c == null || c.wakeOnSends();
     }
 
     @Override
@@ -1566,6 +1564,14 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     // ------------------------------------------------------------------ close and blocking mode
 
     /**
+     * Puts this channel's interrupt hook back after the engine waited in a JDK selector, whose own
+     * {@code begin}/{@code end} replaced and then removed it ({@code begin()} again; it also closes the
+     * channel for an interrupt that came meanwhile, as the hook would have). Only inside a blocking
+     * section, between this channel's {@code begin()} and {@code end()}.
+     */
+    private final Runnable rebegin = this::begin;
+
+    /**
      * After an interrupt woke a blocked SDP wait: keeps the interrupt status and waits until the close the
      * interrupt causes has reset the connection, so that {@code end} sees it and throws
      * ClosedByInterruptException — and so that the peer can no longer write a buffer this reader advertised
@@ -1578,14 +1584,6 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
      * 25 {@code end} cannot return before the interrupt's close has anyway: the interruptor runs under the
      * thread's interrupt lock, which {@code end} takes; this wait does not rely on it.)
      */
-    /**
-     * Puts this channel's interrupt hook back after the engine waited in a JDK selector, whose own
-     * {@code begin}/{@code end} replaced and then removed it ({@code begin()} again; it also closes the
-     * channel for an interrupt that came meanwhile, as the hook would have). Only inside a blocking
-     * section, between this channel's {@code begin()} and {@code end()}.
-     */
-    private final Runnable rebegin = this::begin;
-
     private void awaitInterruptClose() {
         Thread.currentThread().interrupt();
         while (!connectionClosed) {
