@@ -691,7 +691,8 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     public boolean isConnected() {
         stateLock.lock();
         try {
-            return !connectPending && (sdp != null || tcp != null && tcp.isConnected());
+            // as the JDK's: connected until closed here (a peer's close changes nothing)
+            return isOpen() && !connectPending && (sdp != null || tcp != null && tcp.isConnected());
         } finally {
             stateLock.unlock();
         }
@@ -701,7 +702,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     public boolean isConnectionPending() {
         stateLock.lock();
         try {
-            return connectPending;
+            return isOpen() && connectPending;
         } finally {
             stateLock.unlock();
         }

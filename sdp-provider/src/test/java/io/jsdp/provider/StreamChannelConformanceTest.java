@@ -146,6 +146,19 @@ class StreamChannelConformanceTest extends ConformanceBase {
 
     @ParameterizedTest
     @MethodSource("kinds")
+    void aChannelIsConnectedUntilClosedHere(String kind) throws Exception {
+        SocketChannel[] p = pair(kind);
+        assertTrue(p[0].isConnected() && p[0].socket().isConnected());
+        p[1].close();
+        assertTrue(p[0].isConnected(), "the peer's close leaves this end connected");
+        p[0].close();
+        assertFalse(p[0].isConnected(), "a closed channel is not connected");
+        assertFalse(p[0].isConnectionPending());
+        assertFalse(p[0].socket().isConnected(), "nor is its socket adaptor");
+    }
+
+    @ParameterizedTest
+    @MethodSource("kinds")
     void shutdownInputMakesReadsReturnEof(String kind) throws Exception {
         SocketChannel[] p = pair(kind);
         p[1].shutdownInput();
