@@ -3,7 +3,6 @@ package io.jsdp.provider.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,8 +21,7 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class AgentTwoJvmIT {
-    private static final Path JAR = Path.of("target", "jsdp.jar").toAbsolutePath();
-    private static final String TEST_CLASSES = Path.of("target", "test-classes").toAbsolutePath().toString();
+    private static final Path JAR = ForkedJvm.JAR;
     private static final int BYTES = 4 << 20;
 
     /** A forked JVM running {@link EchoMain}. */
@@ -33,15 +31,7 @@ class AgentTwoJvmIT {
 
     /** A forked JVM running {@code main} with the test classes and the jsdp jar on its class path. */
     private static ForkedJvm jvm(Class<?> main, List<String> jvmArgs, String... args) throws IOException {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.add("-Xmx128m");
-        cmd.addAll(jvmArgs);
-        cmd.add("-cp");
-        cmd.add(TEST_CLASSES + File.pathSeparator + JAR + File.pathSeparator + System.getProperty("java.class.path"));
-        cmd.add(main.getName());
-        cmd.addAll(List.of(args));
-        return new ForkedJvm(cmd);
+        return new ForkedJvm(ForkedJvm.command(main, "128m", jvmArgs, args));
     }
 
     private static List<String> agent() {

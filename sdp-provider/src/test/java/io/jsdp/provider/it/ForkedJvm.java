@@ -16,6 +16,34 @@ final class ForkedJvm implements AutoCloseable {
     final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
     final List<String> transcript = new ArrayList<>();
 
+    /** The jsdp jar the module's package phase built. */
+    static final java.nio.file.Path JAR = java.nio.file.Path.of("target", "jsdp.jar").toAbsolutePath();
+    /** The module's compiled test classes (the forked mains). */
+    static final String TEST_CLASSES = java.nio.file.Path.of("target", "test-classes").toAbsolutePath().toString();
+
+    /**
+     * The command line of a JVM running {@code main} with the test classes, the jsdp jar and this
+     * JVM's class path.
+     *
+     * @param main the class whose {@code main} runs
+     * @param heap its {@code -Xmx} value
+     * @param jvmArgs options before the class path
+     * @param args the main's arguments
+     * @return the command
+     */
+    static List<String> command(Class<?> main, String heap, List<String> jvmArgs, String... args) {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.add("-Xmx" + heap);
+        cmd.addAll(jvmArgs);
+        cmd.add("-cp");
+        cmd.add(TEST_CLASSES + java.io.File.pathSeparator + JAR + java.io.File.pathSeparator
+            + System.getProperty("java.class.path"));
+        cmd.add(main.getName());
+        cmd.addAll(List.of(args));
+        return cmd;
+    }
+
     ForkedJvm(List<String> cmd) throws IOException {
         process = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         Thread t = new Thread(() -> {

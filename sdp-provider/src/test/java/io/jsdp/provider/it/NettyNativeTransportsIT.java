@@ -4,10 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -23,8 +21,7 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class NettyNativeTransportsIT {
-    private static final Path JAR = Path.of("target", "jsdp.jar").toAbsolutePath();
-    private static final String TEST_CLASSES = Path.of("target", "test-classes").toAbsolutePath().toString();
+    private static final Path JAR = ForkedJvm.JAR;
 
     /** One copy's line: {@code available}, the property's value in that JVM, the cause. */
     private record Copy(boolean available, String property, String cause) {
@@ -36,14 +33,7 @@ class NettyNativeTransportsIT {
     }
 
     private static List<String> command(List<String> jvmArgs) {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.add("-Xmx64m");
-        cmd.addAll(jvmArgs);
-        cmd.add("-cp");
-        cmd.add(TEST_CLASSES + File.pathSeparator + JAR + File.pathSeparator + System.getProperty("java.class.path"));
-        cmd.add(NettyNativeMain.class.getName());
-        return cmd;
+        return ForkedJvm.command(NettyNativeMain.class, "64m", jvmArgs);
     }
 
     /** Runs {@link NettyNativeMain}; returns {Netty's epoll, gRPC's shaded epoll}. */
