@@ -59,6 +59,13 @@ final class HybridSelector extends AbstractSelector {
      * pair with a signaller's push, then its read of this flag: one of the two sees the other).
      */
     private volatile boolean blocking;
+    /**
+     * The thread of the selection that set {@link #blocking}: written before that volatile write, read
+     * after a signaller's read of it. That thread's own signals (its polls run the engine, whose
+     * readiness listener signals) write no wake-up to the inner selector: the selection looks at the
+     * signalled list itself before it waits.
+     */
+    private Thread selecting;
 
     // ---- the selecting thread's own (under this selector's monitor)
     /** The keys whose SDP side was ready at the last poll, and the ones signalled since. */
@@ -203,11 +210,21 @@ final class HybridSelector extends AbstractSelector {
         selectionSeq++;
         readyCount = 0;
         boolean wait = false;
-        armWakes(timeoutMs >= 0);
+        boolean signalledMeanwhile = false;
+        armWakes(false);
         if (timeoutMs >= 0) {
+            selecting = Thread.currentThread();
             blocking = true; // before the poll: a signal after it sees the flag and wakes the wait
             try {
-                wait = pollSdp() == 0;
+                int found = pollSdp();
+                if (found == 0 && toArmCount > 0 && SIGNALLED_HEAD.getVolatile(this) == null) {
+                    // about to wait: arm the wake channels that are not, then look at their keys once more
+                    armWakes(true);
+                    found = pollSdp();
+                }
+                // a key signalled during the poll (by this thread, which wrote no wake-up) ends the wait before it starts
+                signalledMeanwhile = found == 0 && SIGNALLED_HEAD.getVolatile(this) != null;
+                wait = found == 0 && !signalledMeanwhile;
             } finally {
                 if (!wait) {
                     blocking = false; // also when the poll threw
@@ -235,9 +252,9 @@ final class HybridSelector extends AbstractSelector {
                 end();
             }
         }
-        if (wait || rung) {
+        if (wait || rung || signalledMeanwhile) {
             rung = false;
-            pollSdp(); // the keys signalled during the wait, or rung
+            pollSdp(); // the keys signalled during the wait or the poll before it, or rung
         }
         flushCancelled();
         return applyReady();
@@ -388,9 +405,10 @@ final class HybridSelector extends AbstractSelector {
     }
 
     /**
-     * Before a selection: every key waiting for its arm is polled in it; when the selection may block,
-     * the keys are armed first (then the poll is the look after the arm), else they stay unarmed and
-     * are polled again next time.
+     * Every key waiting for its arm is polled in this selection; when the selection is about to block
+     * ({@code mayBlock}), the keys are armed first (then the poll is the look after the arm), else they
+     * stay unarmed and are polled again next time. A busy selector thus arms nothing: its peers' writes
+     * ring no one (no system call on either side) while it finds work at every selection.
      */
     private void armWakes(boolean mayBlock) {
         for (int i = 0; i < toArmCount; i++) {
@@ -651,7 +669,7 @@ final class HybridSelector extends AbstractSelector {
          * listener): the key joins the selector's ready list and a waiting selection wakes.
          */
         void wakeSelector() {
-            if (selector.signal(this)) {
+            if (selector.signal(this) && selector.selecting != Thread.currentThread()) {
                 selector.wakeup();
             }
         }
