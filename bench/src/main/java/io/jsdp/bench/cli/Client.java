@@ -42,7 +42,7 @@ final class Client {
 
     void runAll() throws IOException {
         warmJvm();
-        if (options.io == Options.Io.SELECTOR) {
+        if (options.io.eventLoop()) {
             runEventLoop();
             return;
         }
@@ -77,9 +77,13 @@ final class Client {
         }
     }
 
-    /** {@code --io selector}: every scenario through one event-loop thread ({@link EventLoopClient}). */
+    /**
+     * {@code --io selector} and {@code netty}: every scenario through one event-loop thread
+     * ({@link EventLoopClient}, {@link NettyClient}).
+     */
     private void runEventLoop() throws IOException {
-        EventLoopClient loop = new EventLoopClient(this, transport, address, options);
+        EventLoopScenarios loop = options.io == Options.Io.NETTY ? new NettyClient(this, transport, address, options)
+            : new EventLoopClient(this, transport, address, options);
         for (Scenario s : options.scenarios) {
             switch (s) {
                 case RR:
@@ -101,7 +105,7 @@ final class Client {
                     loop.connect();
                     break;
                 default:
-                    throw new IllegalStateException(s + " has no --io selector form");
+                    throw new IllegalStateException(s + " has no --io " + options.io.id() + " form");
             }
         }
     }

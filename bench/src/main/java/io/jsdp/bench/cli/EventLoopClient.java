@@ -17,7 +17,7 @@ import java.util.List;
  * {@link EventLoopServer}. Figures go through the {@link Client} that made it, so they have the same
  * names and checks as the blocking ones; CPU per operation is measured over the same interval.
  */
-final class EventLoopClient {
+final class EventLoopClient implements EventLoopScenarios {
     private final Client client;
     private final Transport transport;
     private final String address;
@@ -127,7 +127,8 @@ final class EventLoopClient {
      * Round trips of {@code size} bytes on every connection at once, one in flight on each; the samples
      * are the round trips of all connections.
      */
-    void rr(int size) throws IOException {
+    @Override
+    public void rr(int size) throws IOException {
         long[] samples = client.samples();
         int[] n = {0};
         long warmEnd = System.nanoTime() + client.warmupNs();
@@ -188,7 +189,8 @@ final class EventLoopClient {
     }
 
     /** Every connection streams {@code size}-byte writes whenever it can; delivered bytes of all. */
-    void stream(int size) throws IOException {
+    @Override
+    public void stream(int size) throws IOException {
         long warmEnd = System.nanoTime() + client.warmupNs();
         try (Loop loop = new Loop()) {
             loop.open(options.connections, Conn.SINK, size, options.streamReadBytes, SelectionKey.OP_WRITE);
@@ -246,7 +248,8 @@ final class EventLoopClient {
     }
 
     /** {@code window} echoed requests in flight on every connection; responses per second of all. */
-    void rate(int size) throws IOException {
+    @Override
+    public void rate(int size) throws IOException {
         long warmEnd = System.nanoTime() + client.warmupNs();
         try (Loop loop = new Loop()) {
             loop.open(options.connections, Conn.ECHO, size, 0, SelectionKey.OP_READ);
@@ -333,7 +336,8 @@ final class EventLoopClient {
      * exchange and closed, {@code --connections} of them under way at once; one sample per connection,
      * open to close.
      */
-    void connect() throws IOException {
+    @Override
+    public void connect() throws IOException {
         long[] samples = client.samples();
         int[] n = {0};
         boolean[] measuring = {false};

@@ -16,7 +16,7 @@ import java.nio.channels.SocketChannel;
  * registered in the same selector, so an SDP selector always holds jsdp's and the JDK's channels
  * together, as event-loop applications' selectors do (their wake-up pipe).
  */
-final class EventLoopServer implements AutoCloseable {
+final class EventLoopServer implements BenchServer {
     private final Transport transport;
     private final boolean direct;
     private final ServerSocketChannel listener;
@@ -41,7 +41,8 @@ final class EventLoopServer implements AutoCloseable {
     }
 
     /** Where clients connect ({@link Transport#connect}). */
-    String address() throws IOException {
+    @Override
+    public String address() throws IOException {
         return transport.address(listener);
     }
 

@@ -259,7 +259,7 @@ public final class JsdpBench {
         return String.join(" ", parts.subList(0, 1)) + " transports=" + o.transports.stream().map(Transport::id)
             .reduce((a, b) -> a + "," + b).orElse("") + " sdp-variants=" + o.sdpVariants.stream().map(SdpVariant::name)
             .reduce((a, b) -> a + "," + b).orElse("") + (o.quick ? " quick" : "") + (o.oneJvm ? " one-jvm" : " two-jvms")
-            + (o.pin ? " pinned" : " unpinned") + " io=" + o.io.id() + (o.io == Options.Io.SELECTOR ? " connections="
+            + (o.pin ? " pinned" : " unpinned") + " io=" + o.io.id() + (o.io.eventLoop() ? " connections="
             + o.connections : "") + " load=" + o.load + (o.forks > 1 ? " forks=" + o.forks : "") + (o.streamNagle ? " stream-nagle" : "")
             + (o.streamReadBytes > 0 ? " stream-read-bytes=" + o.streamReadBytes : "") + " buffer=" + (o.direct ? "direct" : "heap") + " warmup=" + o.warmupMs
             + "ms duration=" + o.durationMs + "ms" + (o.jvmArgs.isEmpty() ? "" : " jvm-args=" + String.join(" ", o.jvmArgs));

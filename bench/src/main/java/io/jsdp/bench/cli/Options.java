@@ -21,7 +21,7 @@ final class Options {
         "usage: java -jar bench/target/jsdp-bench.jar <scenario>[,<scenario>...]|all [options]",
         "scenarios: rr, stream, rate, connect, progress (all = every one)",
         "options:",
-        "  --transports LIST    tcp,tcp-poll,uds,sdp (default: all four)",
+        "  --transports LIST    tcp,tcp-poll,uds,sdp (default: all four; no uds with --io netty)",
         "  --sdp-variants LIST  SDP variants from the registry (default: credit,spin0,bcopy,zcopy, and with stream",
         "                       or progress also packetized,nic,credit-thesis: issue 8's flow-control comparison;",
         "                       --list-variants)",
@@ -34,10 +34,11 @@ final class Options {
         "  --stream-read-bytes N  stream: the reader's buffer (netperf's -M; e.g. 65536, the socket buffer) (default: the write size)",
         "  --window N           rate: requests in flight (default 16)",
         "  --buffer heap|direct the application's read/write buffers (default direct)",
-        "  --io blocking|selector  how both ends do I/O: a thread per connection on blocking channels (default), or",
+        "  --io blocking|selector|netty  how both ends do I/O: a thread per connection on blocking channels (default),",
         "                       one event-loop thread per side on a Selector serving --connections non-blocking",
-        "                       connections with a JDK Pipe registered in the same selector (rr, stream, rate, connect)",
-        "  --connections N      --io selector: connections the event loop serves at once (default 64)",
+        "                       connections with a JDK Pipe registered in the same selector, or a Netty 4.2 client and",
+        "                       server on Netty's NIO transport, one event-loop thread each (rr, stream, rate, connect)",
+        "  --connections N      --io selector and netty: connections each side's event loop serves at once (default 64)",
         "  --load N             N busy loops in a separate JVM (nice 0, unpinned) during every series (default 0)",
         "  --one-jvm            client and server in one JVM (default: two, the CLI starts both)",
         "  --pin                taskset: client JVM on CPU 0, server JVM on CPU 1 (one JVM: CPUs 0,1)",
@@ -68,7 +69,14 @@ final class Options {
         /** A thread per connection blocked in read and write (or busy-polling, per transport/variant). */
         BLOCKING,
         /** One event-loop thread per side: non-blocking channels on a {@link java.nio.channels.Selector}. */
-        SELECTOR;
+        SELECTOR,
+        /** A Netty 4.2 client and server on Netty's NIO transport, one event-loop thread per side. */
+        NETTY;
+
+        /** Whether both sides run one event loop serving {@code --connections} connections. */
+        boolean eventLoop() {
+            return this != BLOCKING;
+        }
 
         String id() {
             return name().toLowerCase(Locale.ROOT);
@@ -80,7 +88,7 @@ final class Options {
                     return io;
                 }
             }
-            throw new IllegalArgumentException("--io takes blocking or selector, not '" + s + "'");
+            throw new IllegalArgumentException("--io takes blocking, selector or netty, not '" + s + "'");
         }
     }
 
@@ -102,7 +110,7 @@ final class Options {
     final boolean quick;
     final List<String> jvmArgs;
     final Io io;
-    /** {@code --io selector}: connections served at once by each side's event loop. */
+    /** {@code --io selector} and {@code netty}: connections served at once by each side's event loop. */
     final int connections;
     /** Busy loops of the foreign-load process; 0: none. */
     final int load;
@@ -284,7 +292,14 @@ final class Options {
         if (b.scenarios.isEmpty() && !b.help && !b.listVariants) {
             throw new IllegalArgumentException("no scenario given");
         }
-        b.transports.addAll(transports != null ? transports : Arrays.asList(Transport.values()));
+        if (b.io == Io.NETTY && transports != null && transports.contains(Transport.UDS)) {
+            // Netty's NIO transport closes a Unix-domain channel at the peer's shutdownOutput (it half-closes
+            // only Internet ones), and stream's sink answers after it
+            throw new IllegalArgumentException("--io netty runs tcp, tcp-poll and sdp: Netty's NIO transport does not"
+                + " half-close Unix-domain channels");
+        }
+        b.transports.addAll(transports != null ? transports : Arrays.stream(Transport.values())
+            .filter(t -> b.io != Io.NETTY || t != Transport.UDS).collect(java.util.stream.Collectors.toList()));
         if (variants != null) {
             b.sdpVariants.addAll(variants);
         } else {
@@ -308,9 +323,9 @@ final class Options {
         b.jvmWarmupMs = jvmWarmup != null ? jvmWarmup : b.quick ? 2000 : 3000;
         b.durationMs = duration != null ? duration : b.quick ? 250 : 3000;
         checkAb(b);
-        if (b.io == Io.SELECTOR && b.scenarios.contains(Scenario.PROGRESS)) {
-            throw new IllegalArgumentException("--io selector runs rr, stream, rate and connect; progress is a blocking test"
-                + " (seed 001 §4.4): run it without --io selector");
+        if (b.io.eventLoop() && b.scenarios.contains(Scenario.PROGRESS)) {
+            throw new IllegalArgumentException("--io " + b.io.id() + " runs rr, stream, rate and connect; progress is a"
+                + " blocking test (seed 001 §4.4): run it with --io blocking");
         }
         return new Options(b);
     }

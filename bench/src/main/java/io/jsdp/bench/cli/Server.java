@@ -11,7 +11,7 @@ import java.nio.channels.SocketChannel;
  * header says ({@link Conn}), a thread per connection (connect exchanges inline on the accepting
  * thread, so a connection costs no thread start).
  */
-final class Server implements AutoCloseable {
+final class Server implements BenchServer {
     private final Transport transport;
     private final boolean direct;
     private final boolean poll;
@@ -30,7 +30,8 @@ final class Server implements AutoCloseable {
     }
 
     /** Where clients connect ({@link Transport#connect}). */
-    String address() throws IOException {
+    @Override
+    public String address() throws IOException {
         return transport.address(listener);
     }
 

@@ -126,6 +126,11 @@ enum Transport {
         return this == SDP ? Sdp.PROVIDER.openSelector() : Selector.open();
     }
 
+    /** The provider an application's channels and selectors come from on this transport (Netty's NIO transport takes it). */
+    java.nio.channels.spi.SelectorProvider provider() {
+        return this == SDP ? Sdp.PROVIDER : java.nio.channels.spi.SelectorProvider.provider();
+    }
+
     /** A pipe from the same provider as {@link #openSelector} (jsdp's provider hands out the JDK's pipe). */
     Pipe openPipe() throws IOException {
         return this == SDP ? Sdp.PROVIDER.openPipe() : Pipe.open();

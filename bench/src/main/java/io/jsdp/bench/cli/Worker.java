@@ -45,15 +45,7 @@ public final class Worker {
         switch (role) {
             case "server": {
                 Options o = Options.parse(Arrays.copyOfRange(args, 3, args.length));
-                if (o.io == Options.Io.SELECTOR) {
-                    try (EventLoopServer server = new EventLoopServer(transport, o.direct)) {
-                        say(LISTENING + " " + server.address());
-                        info();
-                        waitForEndOfInput();
-                    }
-                    break;
-                }
-                try (Server server = new Server(transport, poll, o.direct)) {
+                try (BenchServer server = BenchServer.open(transport, poll, o)) {
                     say(LISTENING + " " + server.address());
                     info();
                     waitForEndOfInput();
@@ -73,14 +65,8 @@ public final class Worker {
             case "both": {
                 Options o = Options.parse(Arrays.copyOfRange(args, 3, args.length));
                 info();
-                if (o.io == Options.Io.SELECTOR) {
-                    try (EventLoopServer server = new EventLoopServer(transport, o.direct)) {
-                        new Client(transport, poll, variant, server.address(), o, r -> say(RESULT + " " + r.csv())).runAll();
-                    }
-                } else {
-                    try (Server server = new Server(transport, poll, o.direct)) {
-                        new Client(transport, poll, variant, server.address(), o, r -> say(RESULT + " " + r.csv())).runAll();
-                    }
+                try (BenchServer server = BenchServer.open(transport, poll, o)) {
+                    new Client(transport, poll, variant, server.address(), o, r -> say(RESULT + " " + r.csv())).runAll();
                 }
                 say(DONE);
                 break;

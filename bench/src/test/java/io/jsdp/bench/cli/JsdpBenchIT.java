@@ -195,4 +195,28 @@ class JsdpBenchIT {
         assertEquals(expected, seen, out);
         assertTrue(out.contains("io=selector connections=4 load=1"), out);
     }
+
+    @Test
+    @Timeout(value = 180, unit = TimeUnit.SECONDS)
+    void nettyEventLoopsRunEveryScenarioOverTcpAndSdp() throws Exception {
+        Path csv = dir.resolve("netty.csv");
+        String out = run("rr,stream,rate,connect", "--io", "netty", "--connections", "4", "--transports", "tcp,sdp",
+            "--sdp-variants", "credit", "--sizes", "64", "--warmup-ms", "20", "--duration-ms", "200", "--jvm-warmup-ms", "50",
+            "--csv", csv.toString());
+        Set<String> seen = new TreeSet<>();
+        for (Result r : Result.readCsv(csv)) {
+            assertTrue(r.value() >= 0, r.toString());
+            if ((r.metric().equals("msgs_per_s") || r.metric().equals("conns_per_s")) && r.value() > 0) {
+                seen.add(r.scenario() + " " + r.series());
+            }
+        }
+        Set<String> expected = new TreeSet<>();
+        for (String sc : new String[] {"rr", "stream", "rate", "connect"}) {
+            for (String series : new String[] {"tcp", "sdp/credit"}) {
+                expected.add(sc + " " + series);
+            }
+        }
+        assertEquals(expected, seen, out);
+        assertTrue(out.contains("io=netty connections=4"), out);
+    }
 }

@@ -230,4 +230,16 @@ class OptionsTest {
             () -> Options.parse("progress", "--io", "selector"));
         assertTrue(e.getMessage().contains("progress"), e.getMessage());
     }
+
+    @Test
+    void nettyRunsWithoutUnixDomainSockets() {
+        Options o = Options.parse("rr", "--io", "netty");
+        assertEquals(Options.Io.NETTY, o.io);
+        assertEquals(List.of(Transport.TCP, Transport.TCP_POLL, Transport.SDP), o.transports,
+            "Netty's NIO transport does not half-close Unix-domain channels: uds is left out by default");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+            () -> Options.parse("rr", "--io", "netty", "--transports", "tcp,uds"));
+        assertTrue(e.getMessage().contains("Unix-domain"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> Options.parse("progress", "--io", "netty"));
+    }
 }
