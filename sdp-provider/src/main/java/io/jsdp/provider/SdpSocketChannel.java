@@ -783,6 +783,19 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         }
     }
 
+    /**
+     * A write that wrote nothing and ended with status {@code n}: the output shut down by another thread
+     * during the call is {@link java.nio.channels.AsynchronousCloseException}, as the JDK's write throws
+     * when it finds its output closed after the call began (a call that begins after the shutdown throws
+     * {@link ClosedChannelException} before it gets here).
+     */
+    private static void writeStatus(SdpConnection c, int n) throws IOException {
+        if (n == SdpConnection.OUTPUT_SHUT) {
+            throw new java.nio.channels.AsynchronousCloseException();
+        }
+        statusToCount(c, n, true);
+    }
+
     private static int statusToCount(SdpConnection c, int n, boolean write) throws IOException {
         if (n >= 0 || n == SdpConnection.EOF) {
             return n;
@@ -886,7 +899,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                 }
             }
             if (n < 0 && total == 0) {
-                statusToCount(c, n, true);
+                writeStatus(c, n);
             }
             return total;
         } finally {
@@ -956,7 +969,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                 end(completed);
             }
             if (n < 0 && total == 0) {
-                statusToCount(c, (int) n, true);
+                writeStatus(c, (int) n);
             }
             return total;
         } finally {
