@@ -1,5 +1,8 @@
 package io.jsdp.provider;
 
+import io.jsdp.flow.engine.SdpOptions;
+import io.jsdp.flow.engine.SpinGovernor;
+import io.jsdp.flow.engine.SpinWindow;
 import java.io.IOException;
 import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectableChannel;
@@ -14,6 +17,7 @@ import java.util.HashSet;
 import java.util.Iterator;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The provider's selector: one selector for jsdp's channels and the JDK's own (datagram, pipe,
@@ -84,6 +88,21 @@ final class HybridSelector extends AbstractSelector {
     private int toArmCount;
     /** A wake channel was rung in this selection's inner wait. */
     private boolean rung;
+    /**
+     * How long a selection that finds nothing polls its SDP keys before it arms their wake channels and
+     * blocks: {@link SdpOptions#spinNs()} ({@code jsdp.spinNs}), adapted to how recent spins ended and
+     * gated by the JVM's {@link SpinGovernor} (no spinning when the peer would want this core), as a
+     * blocked read's spin. A round trip whose answer comes within it costs no wake-up on either side.
+     */
+    private final SpinWindow spin;
+    private final SpinGovernor governor;
+    /** The keys a spin polls, copied from {@link #keys} at its start; cleared after it. */
+    private HybridKey[] spinKeys = new HybridKey[SPIN_KEYS_MAX];
+    /**
+     * {@link #wakeup()} was called and no selection has waited in the inner selector since: a spin
+     * stops at once (the inner selector's own wake-up, which it does not look at, ends the wait after).
+     */
+    private volatile boolean wakeupPending;
 
     private static final java.lang.invoke.VarHandle SIGNALLED_HEAD;
     /**
@@ -97,6 +116,11 @@ final class HybridSelector extends AbstractSelector {
      * whose wake channel is not set up yet gets it soon after.
      */
     private static final int WAKE_RETRY_MASK = 63;
+    /**
+     * A selector spins only with at most this many keys: each turn of the spin polls every SDP key, and
+     * a selector serving many connections rarely finds none ready anyway.
+     */
+    static final int SPIN_KEYS_MAX = 8;
     /** {@link #DIRECT_WAKE_PROP}, read when the selector opens (a bad value fails the open, naming it). */
     private final boolean directWake = Agent.booleanProp(DIRECT_WAKE_PROP, true);
 
@@ -110,8 +134,15 @@ final class HybridSelector extends AbstractSelector {
     }
 
     HybridSelector(SelectorProvider provider, Selector inner) {
+        this(provider, inner, new SdpOptions().spinNs(), SpinGovernor.jvm());
+    }
+
+    /** With its own spin window and governor (tests). */
+    HybridSelector(SelectorProvider provider, Selector inner, long spinNs, SpinGovernor governor) {
         super(provider);
         this.inner = inner;
+        this.spin = new SpinWindow(spinNs);
+        this.governor = governor;
     }
 
     @Override
@@ -217,6 +248,9 @@ final class HybridSelector extends AbstractSelector {
             blocking = true; // before the poll: a signal after it sees the flag and wakes the wait
             try {
                 int found = pollSdp();
+                if (found == 0 && SIGNALLED_HEAD.getVolatile(this) == null) {
+                    found = spinLocked(timeoutMs); // before arming: while it polls, the peers ring no one
+                }
                 if (found == 0 && toArmCount > 0 && SIGNALLED_HEAD.getVolatile(this) == null) {
                     // about to wait: arm the wake channels that are not, then look at their keys once more
                     armWakes(true);
@@ -247,6 +281,7 @@ final class HybridSelector extends AbstractSelector {
                 inner.select(collectInner, timeoutMs);
             }
         } finally {
+            wakeupPending = false; // the inner selection took any wake-up (a later one sets it again)
             if (wait) {
                 blocking = false;
                 end();
@@ -520,8 +555,77 @@ final class HybridSelector extends AbstractSelector {
 
     @Override
     public Selector wakeup() {
+        wakeupPending = true; // before the inner wake-up: a spin sees one or the inner wait the other
         inner.wakeup();
         return this;
+    }
+
+    /**
+     * The spin of a selection that found nothing ready (see {@link #spin}): polls every SDP key until
+     * one is ready, the window passes, a wake-up or an interrupt comes, or the thread finds it was
+     * descheduled. JDK channels are not looked at meanwhile (a look would take the inner selector's
+     * wake-up): their readiness waits for the wait that follows, at most the window later, and a
+     * selector woken only by them soon stops spinning (each spin that ends empty halves the window).
+     *
+     * @return the number of ready keys found, 0 when the spin ended without any
+     */
+    private int spinLocked(long timeoutMs) {
+        int n = keys.size();
+        if (n == 0 || n > SPIN_KEYS_MAX || wakeupPending) {
+            return 0;
+        }
+        long start = System.nanoTime();
+        long window = governor.mayStart(start) ? spin.next() : 0;
+        if (timeoutMs > 0) {
+            window = Math.min(window, TimeUnit.MILLISECONDS.toNanos(timeoutMs));
+        }
+        if (window <= 0) {
+            return 0;
+        }
+        HybridKey[] ks = keys.toArray(spinKeys);
+        spinKeys = ks;
+        governor.enter();
+        try {
+            long last = start;
+            long until = start + window;
+            for (;;) {
+                boolean any = false;
+                for (HybridKey k : ks) {
+                    if (k == null) {
+                        break;
+                    }
+                    if (k.source != null && k.isValid()) {
+                        signal(k);
+                        any = true;
+                    }
+                }
+                if (!any) {
+                    return 0; // JDK channels only: nothing to poll
+                }
+                int found = pollSdp();
+                if (found != 0) {
+                    spin.hit();
+                    return found;
+                }
+                if (wakeupPending || Thread.currentThread().isInterrupted()) {
+                    return 0;
+                }
+                long now = System.nanoTime();
+                if (now - last >= SpinGovernor.PREEMPTION_GAP_NS && governor.adaptive()) {
+                    governor.onPreempted(now - last, now); // descheduled: a core is wanted elsewhere
+                    return 0;
+                }
+                if (now - until >= 0) {
+                    spin.miss();
+                    return 0;
+                }
+                last = now;
+                Thread.onSpinWait();
+            }
+        } finally {
+            governor.exit();
+            java.util.Arrays.fill(ks, null); // no cancelled key stays reachable from here
+        }
     }
 
     @Override

@@ -253,6 +253,15 @@ public final class SpinGovernor {
     }
 
     /**
+     * Whether this governor adapts ({@link #ADAPTIVE_PROP}): when not, a spinner spins its whole window.
+     *
+     * @return true when adaptive
+     */
+    public boolean adaptive() {
+        return adaptive;
+    }
+
+    /**
      * Whether spinning is on now (for statistics).
      *
      * @return true while no back-off holds it off

@@ -9,11 +9,13 @@ package io.jsdp.flow.engine;
  * peer has become quick. So a request/response peer that answers in microseconds keeps the window,
  * and one that thinks for a millisecond costs five wasted spins, then one in {@link #PROBE_EVERY}.
  *
+ * <p>Also a selector's, for its selections ({@code io.jsdp.provider.HybridSelector}).
+ *
  * <p>Threads: the connection's waiting threads (a reader and a writer may wait at once) update it
  * without a lock. Their races lose an update at worst, which a heuristic can afford; every field is
  * a single aligned primitive, so no value is ever torn.
  */
-final class SpinWindow {
+public final class SpinWindow {
     /** A window this short is not worth a turn of the loop: park at once. */
     static final long MIN_NS = 1_000;
     /** With the window at 0, one wait in this many spins the whole window (a power of two). */
@@ -25,13 +27,22 @@ final class SpinWindow {
     private long hits;
     private long misses;
 
-    SpinWindow(long maxNs) {
+    /**
+     * A window of {@code maxNs} to start with.
+     *
+     * @param maxNs the configured window ({@link SdpOptions#spinNs()}); 0 never spins
+     */
+    public SpinWindow(long maxNs) {
         this.maxNs = maxNs;
         this.windowNs = maxNs;
     }
 
-    /** The window for the wait starting now. */
-    long next() {
+    /**
+     * The window for the wait starting now.
+     *
+     * @return nanoseconds to spin, 0 to park at once
+     */
+    public long next() {
         long w = windowNs;
         if (w != 0 || maxNs == 0) {
             return w;
@@ -40,20 +51,24 @@ final class SpinWindow {
     }
 
     /** The wait ended inside the window. */
-    void hit() {
+    public void hit() {
         hits++;
         windowNs = maxNs;
     }
 
     /** The window passed without the event: the thread parks. */
-    void miss() {
+    public void miss() {
         misses++;
         long w = windowNs / 2;
         windowNs = w < MIN_NS ? 0 : w;
     }
 
-    /** The current window, hits and misses, for snapshots. */
-    String describe() {
+    /**
+     * The current window, hits and misses, for snapshots.
+     *
+     * @return one line
+     */
+    public String describe() {
         return "spin window=" + windowNs + "ns of " + maxNs + " hits=" + hits + " misses=" + misses;
     }
 }
