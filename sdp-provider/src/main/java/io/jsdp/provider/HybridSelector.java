@@ -103,6 +103,8 @@ final class HybridSelector extends AbstractSelector {
      * stops at once (the inner selector's own wake-up, which it does not look at, ends the wait after).
      */
     private volatile boolean wakeupPending;
+    /** This selection's spin found the window at 0 ({@link SpinWindow#parked} after its wait). */
+    private boolean parkedAtOnce;
 
     private static final java.lang.invoke.VarHandle SIGNALLED_HEAD;
     /**
@@ -267,6 +269,7 @@ final class HybridSelector extends AbstractSelector {
         } else {
             pollSdp();
         }
+        long waitStart = parkedAtOnce && wait ? System.nanoTime() : 0;
         if (wait) {
             begin(); // an interrupt calls wakeup(), which ends the inner wait
         }
@@ -287,6 +290,10 @@ final class HybridSelector extends AbstractSelector {
                 end();
             }
         }
+        if (waitStart != 0) {
+            spin.parked(System.nanoTime() - waitStart);
+        }
+        parkedAtOnce = false;
         if (wait || rung || signalledMeanwhile) {
             rung = false;
             pollSdp(); // the keys signalled during the wait or the poll before it, or rung
@@ -575,7 +582,11 @@ final class HybridSelector extends AbstractSelector {
             return 0;
         }
         long start = System.nanoTime();
-        long window = governor.mayStart(start) ? spin.next() : 0;
+        long window = 0;
+        if (governor.mayStart(start)) {
+            window = spin.next();
+            parkedAtOnce = window == 0;
+        }
         if (timeoutMs > 0) {
             window = Math.min(window, TimeUnit.MILLISECONDS.toNanos(timeoutMs));
         }

@@ -21,7 +21,16 @@ public final class SpinWindow {
     /** With the window at 0, one wait in this many spins the whole window (a power of two). */
     static final int PROBE_EVERY = 32;
 
+    /**
+     * {@link #parked}: a wait that parked at once and was woken within this many windows came quickly
+     * enough that spinning would have caught it, had the peer been spinning too.
+     */
+    static final int SHORT_PARK_WINDOWS = 4;
+    /** {@link #parked}: this many such waits in a row restore the window. */
+    static final int SHORT_PARKS_TO_RESTORE = 2;
+
     private final long maxNs;
+    private int shortParks;
     private long windowNs;
     private int parkedAtOnce;
     private long hits;
@@ -54,6 +63,29 @@ public final class SpinWindow {
     public void hit() {
         hits++;
         windowNs = maxNs;
+    }
+
+    /**
+     * A wait that found the window at 0 parked and was woken after {@code waitedNs}. Two peers that
+     * both park answer each other only after a wake-up each, so each one's spin, should it probe
+     * alone, misses, and neither window comes back; a wait woken within {@link #SHORT_PARK_WINDOWS}
+     * windows, {@link #SHORT_PARKS_TO_RESTORE} times in a row, says the answers come quickly and
+     * restores the window (a peer that thinks longer halves it away again within a few waits).
+     *
+     * @param waitedNs how long the parked wait lasted
+     */
+    public void parked(long waitedNs) {
+        if (windowNs != 0 || maxNs == 0) {
+            return;
+        }
+        if (waitedNs > SHORT_PARK_WINDOWS * maxNs) {
+            shortParks = 0;
+            return;
+        }
+        if (++shortParks >= SHORT_PARKS_TO_RESTORE) {
+            shortParks = 0;
+            windowNs = maxNs;
+        }
     }
 
     /** The window passed without the event: the thread parks. */
