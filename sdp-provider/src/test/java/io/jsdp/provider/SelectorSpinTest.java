@@ -46,20 +46,32 @@ class SelectorSpinTest extends ConformanceBase {
         return ends;
     }
 
+    /** Runs {@code action} on a new thread 100 ms from now, while the caller's selection spins. */
+    private static Thread later(Runnable action) {
+        Thread t = new Thread(() -> {
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                return;
+            }
+            action.run();
+        }, "later");
+        t.start();
+        return t;
+    }
+
     @Test
     void dataArrivingDuringTheSpinIsSelectedWithoutWaitingOutTheWindow() throws Exception {
         Selector sel = spinningSelector();
         SocketChannel[] ends = pair(sel);
         long spinsBefore = governor.spins();
-        Thread writer = new Thread(() -> {
+        Thread writer = later(() -> {
             try {
-                Thread.sleep(100);
                 ends[0].write(ByteBuffer.wrap(new byte[] {7}));
-            } catch (Exception e) {
+            } catch (java.io.IOException e) {
                 throw new IllegalStateException(e);
             }
         });
-        writer.start();
         long t0 = System.nanoTime();
         int n = sel.select();
         long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
@@ -73,15 +85,7 @@ class SelectorSpinTest extends ConformanceBase {
     void aWakeupEndsASpinningSelection() throws Exception {
         Selector sel = spinningSelector();
         pair(sel);
-        Thread waker = new Thread(() -> {
-            try {
-                Thread.sleep(100);
-            } catch (InterruptedException e) {
-                return;
-            }
-            sel.wakeup();
-        });
-        waker.start();
+        Thread waker = later(sel::wakeup);
         long t0 = System.nanoTime();
         int n = sel.select();
         long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
@@ -99,15 +103,7 @@ class SelectorSpinTest extends ConformanceBase {
         Selector sel = spinningSelector();
         pair(sel);
         Thread me = Thread.currentThread();
-        Thread interrupter = new Thread(() -> {
-            try {
-                Thread.sleep(100);
-            } catch (InterruptedException e) {
-                return;
-            }
-            me.interrupt();
-        });
-        interrupter.start();
+        Thread interrupter = later(me::interrupt);
         long t0 = System.nanoTime();
         int n = sel.select();
         long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);

@@ -163,6 +163,22 @@ final class NettyClient implements EventLoopScenarios {
             check();
         }
 
+        /**
+         * A point's course once its connections are under way: every connection active (not for
+         * {@code connect}, whose connections come and go), the warm-up, the measured interval (its start
+         * and end taken on the event loop), then every connection finished.
+         */
+        void measure(Point p, CountDownLatch finished, String rateMetric) throws IOException {
+            if (p.scenario != Scenario.CONNECT) {
+                await(active, "connecting");
+            }
+            pause(options.warmupMs);
+            onLoop(p::start);
+            pause(options.durationMs);
+            onLoop(() -> p.stop(rateMetric));
+            await(finished, p.scenario.id());
+        }
+
         void fail(Throwable t) {
             if (failure == null) {
                 failure = t;
@@ -186,6 +202,8 @@ final class NettyClient implements EventLoopScenarios {
     /** A connection's handler: its header when it becomes active, failures to the loop. */
     private abstract class Handler extends ChannelInboundHandlerAdapter {
         final Loop loop;
+        /** Done with the point ({@link #finish}): its close is expected. */
+        boolean done;
         private final int mode;
         private final int size;
         private final int count;
@@ -213,14 +231,18 @@ final class NettyClient implements EventLoopScenarios {
 
         @Override
         public void channelInactive(ChannelHandlerContext ctx) {
-            if (!finished()) {
+            if (!done) {
                 loop.fail(new IOException("the server closed a connection"));
             }
             ctx.fireChannelInactive();
         }
 
-        /** Whether this connection is done with the point (its close is expected). */
-        abstract boolean finished();
+        /** This connection is done with the point: counted in {@code finished} and closed (expectedly). */
+        void finish(ChannelHandlerContext ctx, CountDownLatch finished) {
+            done = true;
+            finished.countDown();
+            ctx.close();
+        }
 
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
@@ -239,7 +261,6 @@ final class NettyClient implements EventLoopScenarios {
                 loop.open(new Handler(loop, Conn.ECHO, size, 0) {
                     long startNs;
                     int got;
-                    boolean done;
 
                     @Override
                     void active(ChannelHandlerContext ctx) {
@@ -262,26 +283,14 @@ final class NettyClient implements EventLoopScenarios {
                         got -= size;
                         p.completed(System.nanoTime() - startNs);
                         if (p.stopping) {
-                            done = true;
-                            finished.countDown();
-                            ctx.close();
+                            finish(ctx, finished);
                         } else {
                             send(ctx);
                         }
                     }
-
-                    @Override
-                    boolean finished() {
-                        return done;
-                    }
                 });
             }
-            loop.await(loop.active, "connecting");
-            loop.pause(options.warmupMs);
-            loop.onLoop(p::start);
-            loop.pause(options.durationMs);
-            loop.onLoop(() -> p.stop("msgs_per_s"));
-            loop.await(finished, "rr");
+            loop.measure(p, finished, "msgs_per_s");
         }
         client.latencies(Scenario.RR, size, p.samples);
     }
@@ -300,7 +309,6 @@ final class NettyClient implements EventLoopScenarios {
                 loop.open(new Handler(loop, Conn.SINK, size, options.streamReadBytes) {
                     private ByteBuf answer;
                     private boolean filling;
-                    private boolean done;
 
                     @Override
                     void active(ChannelHandlerContext ctx) {
@@ -348,18 +356,11 @@ final class NettyClient implements EventLoopScenarios {
                         in.readBytes(answer, Math.min(answer.writableBytes(), in.readableBytes()));
                         in.release();
                         if (!answer.isWritable() && !done) {
-                            done = true;
                             delivered[0] += answer.readLong();
                             answer.release();
                             endNs[0] = System.nanoTime();
-                            finished.countDown();
-                            ctx.close();
+                            finish(ctx, finished);
                         }
-                    }
-
-                    @Override
-                    boolean finished() {
-                        return done;
                     }
                 });
             }
@@ -397,7 +398,6 @@ final class NettyClient implements EventLoopScenarios {
                     long got;
                     int owed = options.window;
                     int inFlight;
-                    boolean done;
 
                     @Override
                     void active(ChannelHandlerContext ctx) {
@@ -432,24 +432,12 @@ final class NettyClient implements EventLoopScenarios {
                             sendOwed(ctx);
                         }
                         if (p.stopping && inFlight == 0 && !done) {
-                            done = true;
-                            finished.countDown();
-                            ctx.close();
+                            finish(ctx, finished);
                         }
-                    }
-
-                    @Override
-                    boolean finished() {
-                        return done;
                     }
                 });
             }
-            loop.await(loop.active, "connecting");
-            loop.pause(options.warmupMs);
-            loop.onLoop(p::start);
-            loop.pause(options.durationMs);
-            loop.onLoop(() -> p.stop("msgs_per_s"));
-            loop.await(finished, "rate");
+            loop.measure(p, finished, "msgs_per_s");
         }
     }
 
@@ -465,11 +453,7 @@ final class NettyClient implements EventLoopScenarios {
             for (int i = 0; i < options.connections; i++) {
                 openOne(loop, p, finished);
             }
-            loop.pause(options.warmupMs);
-            loop.onLoop(p::start);
-            loop.pause(options.durationMs);
-            loop.onLoop(() -> p.stop("conns_per_s"));
-            loop.await(finished, "connect");
+            loop.measure(p, finished, "conns_per_s");
         }
         client.latencies(Scenario.CONNECT, Conn.HEADER_BYTES, p.samples);
     }
@@ -477,8 +461,6 @@ final class NettyClient implements EventLoopScenarios {
     private void openOne(Loop loop, Point p, CountDownLatch finished) {
         long startNs = System.nanoTime();
         loop.open(new Handler(loop, Conn.CONNECT, 1, 0) {
-            boolean done;
-
             @Override
             void active(ChannelHandlerContext ctx) {
                 ctx.flush();
@@ -490,19 +472,14 @@ final class NettyClient implements EventLoopScenarios {
                 if (done) {
                     return;
                 }
-                done = true;
-                ctx.close();
                 p.completed(System.nanoTime() - startNs);
                 if (p.stopping) {
-                    finished.countDown();
+                    finish(ctx, finished);
                 } else {
+                    done = true;
+                    ctx.close();
                     openOne(loop, p, finished);
                 }
-            }
-
-            @Override
-            boolean finished() {
-                return done;
             }
         });
     }
