@@ -268,6 +268,13 @@ public final class WaitWord {
                     // doorbell was lost. Must never happen; counted so tests fail if it does.
                     safetyNetRescues.incrementAndGet();
                 }
+                s = sequence();
+                if (s != observed) {
+                    // woken by the waker's doorbell (it took the arm) or after it: no arm again, which a
+                    // second wake would take and ring for nothing
+                    disarm();
+                    return s;
+                }
                 // loop: re-arm (a waker that rang has cleared it) and re-check
             }
         } finally {
