@@ -86,6 +86,9 @@ final class HybridSelector extends AbstractSelector {
      */
     private HybridKey[] toArm = new HybridKey[16];
     private int toArmCount;
+    /** Keys armed for this selection's wait; disarmed when it ends, so that peers stop ringing an awake selector. */
+    private HybridKey[] armed = new HybridKey[16];
+    private int armedCount;
     /** A wake channel was rung in this selection's inner wait. */
     private boolean rung;
     /**
@@ -290,6 +293,9 @@ final class HybridSelector extends AbstractSelector {
                 end();
             }
         }
+        if (armedCount != 0) {
+            disarmAfterWait();
+        }
         if (waitStart != 0) {
             spin.parked(System.nanoTime() - waitStart);
         }
@@ -407,10 +413,36 @@ final class HybridSelector extends AbstractSelector {
         }
         k.wake = wc;
         if (blocking) {
-            armWake(k, wc); // this selection may block next: the caller's poll of the key is the look after the arm
+            armForWait(k, wc); // this selection may block next: the caller's poll of the key is the look after the arm
         } else {
             addToArm(k);
         }
+    }
+
+    private void armForWait(HybridKey k, io.jsdp.verbs.WakeChannel wc) {
+        armWake(k, wc);
+        if (armedCount == armed.length) {
+            armed = java.util.Arrays.copyOf(armed, armedCount * 2);
+        }
+        armed[armedCount++] = k;
+    }
+
+    /**
+     * After a selection that armed: withdraws every arm the wait left standing and lists the keys to be
+     * armed again before the next wait. An arm outliving its wait makes the peer ring an awake
+     * selector (a write there, a drain and a wake-up of the next wait here) once per armed connection.
+     */
+    private void disarmAfterWait() {
+        for (int i = 0; i < armedCount; i++) {
+            HybridKey k = armed[i];
+            armed[i] = null;
+            io.jsdp.verbs.WakeChannel wc = k.wake;
+            if (wc != null && k.isValid()) {
+                wc.disarm(); // a ring already on its way is drained at the next selection
+                addToArm(k);
+            }
+        }
+        armedCount = 0;
     }
 
     private static void armWake(HybridKey k, io.jsdp.verbs.WakeChannel wc) {
@@ -466,7 +498,7 @@ final class HybridSelector extends AbstractSelector {
             if (mayBlock) {
                 k.toArm = false;
                 toArm[i] = null;
-                armWake(k, wc);
+                armForWait(k, wc);
             }
             signal(k);
         }
