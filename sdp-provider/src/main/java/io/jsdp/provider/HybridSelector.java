@@ -80,9 +80,10 @@ final class HybridSelector extends AbstractSelector {
     private int readyCount;
     private long selectionSeq;
     /**
-     * Keys whose wake channel this selector holds and must arm before it next blocks: new ones, and
-     * ones rung since (a ring takes the arm). Each is polled after its arm, so what its peer sent
-     * before the arm is found; until then the peer rings nobody, since this selector looks anyway.
+     * Keys whose wake channel this selector holds and must arm before it next blocks: new ones, ones
+     * rung since (a ring takes the arm) and ones disarmed when the last wait ended. Each is polled
+     * after its arm, so what its peer sent before the arm is found; until then the peer rings nobody,
+     * since this selector looks anyway.
      */
     private HybridKey[] toArm = new HybridKey[16];
     private int toArmCount;
