@@ -32,7 +32,6 @@ class SelectorArmTest {
         final Pipe pipe;
         volatile boolean armed;
         int arms;
-        int disarms;
 
         CountingWake() throws IOException {
             pipe = Pipe.open();
@@ -63,7 +62,6 @@ class SelectorArmTest {
         @Override
         public void disarm() {
             armed = false;
-            disarms++;
         }
 
         @Override
@@ -126,17 +124,16 @@ class SelectorArmTest {
     @Test
     void aWaitArmsItsIdleKeysAndTheEndOfTheWaitWithdrawsTheArms() throws Exception {
         SpinGovernor noSpin = new SpinGovernor(false, 0, 2, () -> -1);
+        CountingWake[] wakes = new CountingWake[3];
+        Pipe jdk = Pipe.open();
         try (Selector sel = new HybridSelector(new io.jsdp.SdpSelectorProvider(), SelectorProvider.provider().openSelector(),
                 0, noSpin)) {
-            CountingWake[] wakes = new CountingWake[3];
-            IdleSdpChannel[] channels = new IdleSdpChannel[wakes.length];
             for (int i = 0; i < wakes.length; i++) {
                 wakes[i] = new CountingWake();
-                channels[i] = new IdleSdpChannel(sel.provider(), wakes[i]);
-                channels[i].configureBlocking(false);
-                channels[i].register(sel, SelectionKey.OP_READ);
+                IdleSdpChannel ch = new IdleSdpChannel(sel.provider(), wakes[i]);
+                ch.configureBlocking(false);
+                ch.register(sel, SelectionKey.OP_READ);
             }
-            Pipe jdk = Pipe.open();
             jdk.source().configureBlocking(false);
             jdk.source().register(sel, SelectionKey.OP_READ);
 
@@ -186,6 +183,18 @@ class SelectorArmTest {
             for (CountingWake w : wakes) {
                 assertEquals(4, w.arms, "each key armed for each of the four waits");
             }
+        } finally {
+            for (CountingWake w : wakes) {
+                if (w != null) {
+                    close(w.pipe);
+                }
+            }
+            close(jdk);
         }
+    }
+
+    private static void close(Pipe p) throws IOException {
+        p.sink().close();
+        p.source().close();
     }
 }
