@@ -3373,17 +3373,33 @@ public final class SdpConnection {
         traceRare("conn.released");
     }
 
-    /** After the stack's threads ended: close the queue if an unacknowledged event held it open. */
+    /**
+     * After the stack's threads ended: close the queue if an unacknowledged event held it open. A device
+     * thread may still be handing an event over (it takes the event, finds this lock held and gives it
+     * back): the close is tried again, without the lock, for up to a second.
+     */
     void finalCleanup() {
-        lock.lock();
-        try {
-            if (released && !cqClosed) {
-                closeCqLocked(Integer.MAX_VALUE);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+        for (;;) {
+            lock.lock();
+            try {
+                if (!released || cqClosed) {
+                    return;
+                }
+                boolean last = System.nanoTime() - deadline >= 0;
+                closeCqLocked(last ? Integer.MAX_VALUE : FINAL_ATTEMPT);
+                if (cqClosed || last) {
+                    return;
+                }
+            } finally {
+                unlock();
             }
-        } finally {
-            unlock();
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
         }
     }
+
+    /** The attempt number of {@link #finalCleanup}'s tries but its last: a failure schedules nothing. */
+    private static final int FINAL_ATTEMPT = -1;
 
     private void closeCqLocked(int attempt) {
         if (cqClosed) {
@@ -3394,6 +3410,9 @@ public final class SdpConnection {
             cqClosed = true;
             stack.unregister(cq);
         } catch (VerbsException e) {
+            if (attempt == FINAL_ATTEMPT) {
+                return; // finalCleanup tries again itself
+            }
             // an event the progress thread has not acknowledged yet: try again shortly
             if (attempt < 100 && !cqClosed) {
                 stack.schedule(() -> {
