@@ -38,6 +38,14 @@ public final class SdpSocketOptions {
      */
     public static final SocketOption<Integer> ZCOPY_THRESHOLD = new Option<>("jsdp.ZCOPY_THRESHOLD", Integer.class);
 
+    /**
+     * How long, in nanoseconds, a blocked read or write on this SDP socket polls before its thread parks:
+     * the upper bound of the connection's adaptive spin window. Defaults to {@code jsdp.spinNs} or the
+     * rules file's {@code spinNs}; 0 parks at once; may be changed at any time. No effect on a connection
+     * that fell back to TCP.
+     */
+    public static final SocketOption<Long> SPIN_NS = new Option<>("jsdp.SPIN_NS", Long.class);
+
     private SdpSocketOptions() {
     }
 

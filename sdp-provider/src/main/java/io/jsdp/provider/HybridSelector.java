@@ -674,7 +674,7 @@ final class HybridSelector extends AbstractSelector {
 
     @Override
     protected void implCloseSelector() throws IOException {
-        inner.wakeup();
+        wakeup(); // as the JDK's: a selection in progress, spinning or waiting, returns
         synchronized (this) {
             synchronized (publicSelected) {
                 for (HybridKey k : keys) {

@@ -81,7 +81,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         StandardSocketOptions.SO_RCVBUF, StandardSocketOptions.SO_KEEPALIVE, StandardSocketOptions.SO_REUSEADDR,
         StandardSocketOptions.SO_LINGER, StandardSocketOptions.TCP_NODELAY, StandardSocketOptions.IP_TOS,
         SdpSocketOptions.TRANSPORT, SdpSocketOptions.USE_SDP, SdpSocketOptions.FLOW_CONTROL,
-        SdpSocketOptions.ZCOPY_THRESHOLD);
+        SdpSocketOptions.ZCOPY_THRESHOLD, SdpSocketOptions.SPIN_NS);
 
     private final ReentrantLock readLock = new ReentrantLock();
     private final ReentrantLock writeLock = new ReentrantLock();
@@ -278,7 +278,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                 stateLock.unlock();
             }
             try {
-                if (c.awaitConnected(TimeUnit.DAYS.toNanos(1))) {
+                if (c.awaitConnected(TimeUnit.DAYS.toNanos(1), rebegin)) {
                     stateLock.lock();
                     try {
                         connectPending = false;
@@ -551,6 +551,9 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             if ((v = options.get(SdpSocketOptions.ZCOPY_THRESHOLD)) != null) {
                 o.zcopyThreshold((Integer) v);
             }
+            if ((v = options.get(SdpSocketOptions.SPIN_NS)) != null) {
+                o.spinNs((Long) v);
+            }
             return o;
         } finally {
             stateLock.unlock();
@@ -561,7 +564,8 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     private void applyOptions(SocketChannel ch) throws IOException {
         for (Map.Entry<SocketOption<?>, Object> e : options.entrySet()) {
             if (e.getKey() != SdpSocketOptions.TRANSPORT && e.getKey() != SdpSocketOptions.USE_SDP
-                && e.getKey() != SdpSocketOptions.FLOW_CONTROL && e.getKey() != SdpSocketOptions.ZCOPY_THRESHOLD) {
+                && e.getKey() != SdpSocketOptions.FLOW_CONTROL && e.getKey() != SdpSocketOptions.ZCOPY_THRESHOLD
+                && e.getKey() != SdpSocketOptions.SPIN_NS) {
                 ch.setOption((SocketOption) e.getKey(), e.getValue());
             }
         }
@@ -648,9 +652,9 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     private boolean finishSdp(SdpConnection c) throws IOException {
         if (isBlocking()) {
             try {
-                c.awaitConnected(TimeUnit.DAYS.toNanos(1));
+                c.awaitConnected(TimeUnit.DAYS.toNanos(1), rebegin);
             } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+                awaitInterruptClose();
                 throw new java.nio.channels.ClosedByInterruptException();
             }
         }
@@ -1323,6 +1327,13 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                 if (sdp != null) {
                     sdp.zcopyThreshold(t);
                 }
+            } else if (name == SdpSocketOptions.SPIN_NS) {
+                if ((Long) value < 0) {
+                    throw new IllegalArgumentException("Invalid value '" + value + "'");
+                }
+                if (sdp != null) {
+                    sdp.spinNs((Long) value);
+                }
             } else if (tcp != null) {
                 tcp.setOption(name, value); // validates as the JDK does
             } else if (name.type() == Integer.class && (Integer) value < 0 && name != StandardSocketOptions.SO_LINGER) {
@@ -1370,6 +1381,9 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             }
             if (name == SdpSocketOptions.ZCOPY_THRESHOLD) {
                 return (T) options.getOrDefault(name, new SdpOptions().zcopyThreshold());
+            }
+            if (name == SdpSocketOptions.SPIN_NS) {
+                return (T) (Long) (sdp != null ? sdp.spinNs() : (Long) options.getOrDefault(name, new SdpOptions().spinNs()));
             }
             if (tcp != null && sdp == null) {
                 return tcp.getOption(name);
@@ -1596,10 +1610,14 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
      * Bounded: within begin/end every interrupt closes the channel (or finds it closed already), and the
      * close does not wait for this thread's lock before it sets {@link #connectionClosed}. (On JDK 17 and
      * 25 {@code end} cannot return before the interrupt's close has anyway: the interruptor runs under the
-     * thread's interrupt lock, which {@code end} takes; this wait does not rely on it.)
+     * thread's interrupt lock, which {@code end} takes; this wait does not rely on it.) The channel's
+     * hook is installed once more first ({@code begin()}, which closes at once for an interrupted thread):
+     * a wait in a JDK selector, or blocking JDK I/O on this thread, replaces the hook and removes it on
+     * its way out, and an interrupt that came then would otherwise close nothing.
      */
     private void awaitInterruptClose() {
         Thread.currentThread().interrupt();
+        begin();
         while (!connectionClosed) {
             Thread.onSpinWait();
         }

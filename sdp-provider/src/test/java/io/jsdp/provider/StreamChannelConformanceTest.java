@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.jsdp.SdpSocketOptions;
+import io.jsdp.flow.engine.SdpOptions;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetAddress;
@@ -363,6 +364,27 @@ class StreamChannelConformanceTest extends ConformanceBase {
         readAll(a, got);
         w.get(10, TimeUnit.SECONDS);
         assertArrayEquals(data, got.array());
+    }
+
+    @Test
+    void spinNsSetsTheWindowBeforeAndAfterConnectAndRefusesNegatives() throws Exception {
+        ServerSocketChannel s = listen(JSDP);
+        SocketChannel c = track(JSDP.openSocketChannel());
+        assertEquals(new SdpOptions().spinNs(), c.getOption(SdpSocketOptions.SPIN_NS)); // jsdp.spinNs
+        c.setOption(SdpSocketOptions.SPIN_NS, 5_000L);
+        assertEquals(5_000L, c.getOption(SdpSocketOptions.SPIN_NS));
+        assertThrows(IllegalArgumentException.class, () -> c.setOption(SdpSocketOptions.SPIN_NS, -1L));
+        assertTrue(c.connect(s.getLocalAddress()));
+        SocketChannel a = track(s.accept());
+        assertTrue(c.getOption(SdpSocketOptions.TRANSPORT).startsWith("sdp"));
+        assertEquals(5_000L, c.getOption(SdpSocketOptions.SPIN_NS), "the connection's window");
+        c.setOption(SdpSocketOptions.SPIN_NS, 0L);
+        assertEquals(0L, c.getOption(SdpSocketOptions.SPIN_NS));
+        a.setOption(SdpSocketOptions.SPIN_NS, 7_000L); // an accepted channel's too
+        assertEquals(7_000L, a.getOption(SdpSocketOptions.SPIN_NS));
+        a.write(ByteBuffer.wrap(new byte[] {42}));
+        ByteBuffer one = ByteBuffer.allocate(1);
+        assertEquals(1, c.read(one), "a read that parks at once still gets its byte");
     }
 
     @Test

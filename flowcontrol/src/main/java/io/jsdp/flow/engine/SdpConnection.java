@@ -724,7 +724,7 @@ public final class SdpConnection {
      */
     private int withdrawSinkLocked(ByteBuffer dst) {
         long now = System.nanoTime();
-        long spinUntil = now + (governor.mayStart(now) ? options.spinNs() : 0);
+        long spinUntil = now + (governor.mayStart(now) ? spin.maxNs() : 0);
         boolean interrupted = false;
         try {
             for (;;) {
@@ -887,7 +887,7 @@ public final class SdpConnection {
             return r < 0 ? -1 : r;
         }
         long now = System.nanoTime();
-        long spinUntil = now + (governor.mayStart(now) ? options.spinNs() : 0);
+        long spinUntil = now + (governor.mayStart(now) ? spin.maxNs() : 0);
         boolean interrupted = false;
         try {
             for (;;) {
@@ -1275,6 +1275,34 @@ public final class SdpConnection {
     }
 
     /**
+     * Sets the spin window at run time ({@link SdpOptions#spinNs()}): the next blocked operation
+     * polls this long at most before it parks.
+     *
+     * @param ns 0 (park at once) or more
+     */
+    public void spinNs(long ns) {
+        if (ns < 0) {
+            throw new IllegalArgumentException("spinNs must be >= 0: " + ns);
+        }
+        lock.lock();
+        try {
+            options.spinNs(ns);
+            spin.configure(ns);
+        } finally {
+            unlock();
+        }
+    }
+
+    /**
+     * The configured spin window.
+     *
+     * @return nanoseconds
+     */
+    public long spinNs() {
+        return spin.maxNs();
+    }
+
+    /**
      * Sets the zero-copy threshold at run time (it takes effect with the next write).
      *
      * @param bytes 0 (off) or at least {@link SdpOptions#ZCOPY_THRESHOLD_MIN}
@@ -1411,7 +1439,7 @@ public final class SdpConnection {
         if (r != 0 || timeoutNs <= 0) {
             return r;
         }
-        boolean maySpin = options.spinNs() > 0 && governor.mayStart(start);
+        boolean maySpin = spin.maxNs() > 0 && governor.mayStart(start);
         long window = maySpin ? Math.min(spin.next(), timeoutNs) : 0;
         if (window > 0) {
             r = spinWait(ops, start, window);
@@ -1422,7 +1450,7 @@ public final class SdpConnection {
         // then, while zero-copy transfers are expected to end soon, poll yielding the CPU: with its own
         // adaptive back-off (LargeTransfers), and a yield leaves the core to whoever is runnable, so
         // the spin governor does not gate it
-        long hint = options.spinNs() > 0 ? Math.min(transfersSpinHintNs(ops, start), timeoutNs) : 0;
+        long hint = spin.maxNs() > 0 ? Math.min(transfersSpinHintNs(ops, start), timeoutNs) : 0;
         if (hint > 0) {
             long yieldUntil = System.nanoTime() + hint;
             do {
@@ -1580,7 +1608,8 @@ public final class SdpConnection {
 
     /**
      * The spin phase of {@link #await}: polls for {@code windowNs}, and stops early when the thread
-     * finds it was descheduled (a core is wanted elsewhere: {@link SpinGovernor#onPreempted}).
+     * finds it was descheduled (a core is wanted elsewhere: {@link SpinGovernor#onPreempted}) or is
+     * interrupted (the wait that follows throws at once, as a parked thread would be woken).
      *
      * @return the ready operations, or 0 when the window passed without them
      */
@@ -1603,6 +1632,9 @@ public final class SdpConnection {
                 if (now - until >= 0) {
                     spin.miss();
                     return 0;
+                }
+                if (Thread.currentThread().isInterrupted()) {
+                    return 0; // neither a hit nor a miss
                 }
                 last = now;
                 Thread.onSpinWait();
@@ -1640,7 +1672,21 @@ public final class SdpConnection {
      * @throws InterruptedException when interrupted
      */
     public boolean awaitConnected(long timeoutNs) throws InterruptedException {
-        await(OP_CONNECT, timeoutNs);
+        return awaitConnected(timeoutNs, null);
+    }
+
+    /**
+     * {@link #awaitConnected(long)} for a caller inside an interruptible channel's blocking section:
+     * {@code afterKernelWait} puts the channel's interrupt hook back after each wait in a selector
+     * ({@link #await(int, long, Runnable)}).
+     *
+     * @param timeoutNs the longest wait
+     * @param afterKernelWait run after each wait in a selector, or null
+     * @return true when established, false when it failed (see {@link #failure()}) or time ran out
+     * @throws InterruptedException when interrupted
+     */
+    public boolean awaitConnected(long timeoutNs, Runnable afterKernelWait) throws InterruptedException {
+        await(OP_CONNECT, timeoutNs, afterKernelWait);
         lock.lock();
         try {
             return state == State.ESTABLISHED || state == State.FINISHED;

@@ -29,7 +29,7 @@ public final class SpinWindow {
     /** {@link #parked}: this many such waits in a row restore the window. */
     static final int SHORT_PARKS_TO_RESTORE = 2;
 
-    private final long maxNs;
+    private long maxNs;
     private int shortParks;
     private long windowNs;
     private int parkedAtOnce;
@@ -86,6 +86,27 @@ public final class SpinWindow {
             shortParks = 0;
             windowNs = maxNs;
         }
+    }
+
+    /**
+     * Sets the configured window (a socket option changed at run time); the learnt one starts again
+     * from it.
+     *
+     * @param ns the new window; 0 never spins
+     */
+    public void configure(long ns) {
+        maxNs = ns;
+        windowNs = ns;
+        shortParks = 0;
+    }
+
+    /**
+     * The configured window.
+     *
+     * @return nanoseconds; 0: never spins
+     */
+    public long maxNs() {
+        return maxNs;
     }
 
     /** The window passed without the event: the thread parks. */
