@@ -261,7 +261,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         if (reason == null) {
             SdpConnection c;
             try {
-                c = stack.connect(target, sdpOptions(d.options()));
+                c = stack.connect(target, sdpOptions(d.options()), boundLocal());
             } catch (VerbsException e) {
                 throw new java.net.ConnectException("jsdp: " + e.getMessage());
             }
@@ -322,7 +322,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         SdpStack stack = SdpRuntime.stack();
         SdpConnection c;
         try {
-            c = stack.connect(target, sdpOptions(d.options()));
+            c = stack.connect(target, sdpOptions(d.options()), boundLocal());
         } catch (VerbsException e) {
             throw new java.net.ConnectException("jsdp: " + e.getMessage());
         }
@@ -340,6 +340,19 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             stateLock.unlock();
         }
         return false;
+    }
+
+    /**
+     * Where {@link #bind} bound this channel (its TCP socket, which keeps the port for as long as the
+     * channel is open), for the SDP connect to go from, as TCP's would; null when not bound.
+     */
+    private InetSocketAddress boundLocal() throws IOException {
+        stateLock.lock();
+        try {
+            return tcp == null ? null : (InetSocketAddress) tcp.getLocalAddress();
+        } finally {
+            stateLock.unlock();
+        }
     }
 
     /** Starts (or, in blocking mode, makes) the TCP fallback connect; the keys move to the delegate. */

@@ -3,10 +3,12 @@ package io.jsdp.testbed;
 import io.jsdp.ras.TraceLevel;
 import io.jsdp.testbed.shm.NodeId;
 import io.jsdp.testbed.shm.PeerListener;
+import io.jsdp.testbed.shm.Rendezvous;
 import io.jsdp.testbed.shm.ShmNode;
 import io.jsdp.verbs.Errno;
 import io.jsdp.verbs.VerbsException;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -70,7 +72,39 @@ final class HostCm implements PeerListener {
         HostCm cm = new HostCm(fabric, node);
         node.setMessageHandler(MESSAGE_KIND, cm::onMessage);
         node.addPeerListener(cm);
+        cm.publishAddresses();
         return cm;
+    }
+
+    // ------------------------------------------------------------------ network namespaces
+
+    /**
+     * Publishes the addresses of this process's network namespace ({@link Rendezvous#publishAddresses}),
+     * so that processes of other namespaces of the host reach its listeners over the fabric where their
+     * routing reaches its addresses. Again before each connect into another namespace, so the peer finds
+     * the source address among ours even when it came after the node opened.
+     */
+    void publishAddresses() {
+        try {
+            node.rendezvous().publishAddresses(node.id(), InJvmFabric.interfaceAddresses());
+        } catch (IOException e) {
+            SoftCmId.TRACE.record(TraceLevel.RARE, "cm.publishFailed", e);
+        }
+    }
+
+    /** Withdraws what {@link #publishAddresses} published (the node is closing). */
+    void withdrawAddresses() {
+        node.rendezvous().withdrawAddresses(node.id());
+    }
+
+    /** The network namespace of another live process of the host that has {@code a}, or -1. */
+    long namespaceOf(InetAddress a) {
+        return node.rendezvous().namespaceOf(a);
+    }
+
+    /** Whether the peer {@code from} published {@code a} as an address of its namespace. */
+    boolean publishes(NodeId from, InetAddress a) {
+        return node.rendezvous().publishes(from, a);
     }
 
     InJvmFabric fabric() {
@@ -104,7 +138,12 @@ final class HostCm implements PeerListener {
 
     /** The live process holding {@code port} (possibly this one), or null. */
     NodeId liveOwner(int port) {
-        NodeId owner = node.rendezvous().listenerOwner(port);
+        return liveOwner(Rendezvous.NETNS, port);
+    }
+
+    /** The live process holding {@code port} in network namespace {@code netns} (possibly this one), or null. */
+    NodeId liveOwner(long netns, int port) {
+        NodeId owner = node.rendezvous().listenerOwner(netns, port);
         if (owner == null || owner.equals(node.id())) {
             return owner;
         }

@@ -81,6 +81,7 @@ final class HostFabric {
                 if (current == this) {
                     current = null;
                 }
+                cm.withdrawAddresses();
                 node.close();
                 SoftDevice.TRACE.message(TraceLevel.RARE, "device.hostFabricClosed", "host fabric node " + node.id()
                     + " closed");

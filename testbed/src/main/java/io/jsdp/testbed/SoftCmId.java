@@ -5,6 +5,7 @@ import io.jsdp.ras.TraceComponent;
 import io.jsdp.ras.TraceLevel;
 import io.jsdp.ras.Tracked;
 import io.jsdp.testbed.shm.NodeId;
+import io.jsdp.testbed.shm.Rendezvous;
 import io.jsdp.verbs.CmEvent;
 import io.jsdp.verbs.CmEventChannel;
 import io.jsdp.verbs.CmEventType;
@@ -58,6 +59,11 @@ final class SoftCmId implements CmId, SoftDevice.SoftObject {
     private InetSocketAddress remote;
     /** The port this id holds in the fabric (bind or resolve), or 0. */
     private int boundPort;
+    /**
+     * Active side: the network namespace of the destination when it is another of this host's
+     * ({@link Rendezvous#NETNS}), found in resolveAddress; -1 for this process's own.
+     */
+    private long remoteNetns = -1;
     private int backlog;
     private int pendingRequests;
     /** Active side: the passive id of the request; passive side: the active id. */
@@ -115,6 +121,11 @@ final class SoftCmId implements CmId, SoftDevice.SoftObject {
         return state == State.LISTENING;
     }
 
+    /** The address this id bound (a listener's: what it takes connections to). Holds cmLock. */
+    InetAddress boundAddress() {
+        return local.getAddress();
+    }
+
     @Override
     public void bind(InetSocketAddress address) throws VerbsException {
         fabric.cmLock.lock();
@@ -154,6 +165,30 @@ final class SoftCmId implements CmId, SoftDevice.SoftObject {
 
     @Override
     public void resolveAddress(InetSocketAddress destination, int timeoutMs) throws VerbsException {
+        resolveAddress(null, destination, timeoutMs);
+    }
+
+    @Override
+    public void resolveAddress(InetSocketAddress source, InetSocketAddress destination, int timeoutMs)
+        throws VerbsException {
+        if (source != null && (source.getAddress() == null || !fabric.isLocal(source.getAddress()))) {
+            throw new VerbsException(Errno.EADDRNOTAVAIL, "resolveAddress: " + source + " is not an address of this host");
+        }
+        // Where the destination is, found before the lock (interface and directory lookups): an address of
+        // this namespace, or of another namespace of the host that this one has a route to, whose
+        // processes the host fabric reaches as well
+        InetAddress dst = destination.getAddress();
+        boolean here = dst != null && fabric.isLocal(dst);
+        InetAddress routed = null;
+        long otherNetns = -1;
+        HostFabric host = device.host();
+        if (dst != null && !here && host != null && !device.faults().isBlackholed(dst)) {
+            routed = fabric.routedSource(dst);
+            otherNetns = routed == null ? -1 : host.cm().namespaceOf(dst);
+            if (otherNetns >= 0) {
+                host.cm().publishAddresses(); // so the peer finds our source among our addresses
+            }
+        }
         fabric.cmLock.lock();
         try {
             ensureUsable();
@@ -171,15 +206,23 @@ final class SoftCmId implements CmId, SoftDevice.SoftObject {
                 device.schedule(() -> addressTimeout(), TimeUnit.MILLISECONDS.toNanos(timeoutMs));
                 return;
             }
-            if (!fabric.isLocal(a)) {
+            if (!here && otherNetns < 0) {
                 transition(State.FAILED);
                 deliver(this, CmEventType.ADDR_ERROR, null, -Errno.EHOSTUNREACH, null);
                 return;
             }
+            remoteNetns = otherNetns;
             if (state == State.IDLE) {
-                InetAddress source = a.isAnyLocalAddress() ? InetAddress.getLoopbackAddress() : a;
-                boundPort = fabric.bind(this, 0, null); // a source port: never a destination, so not claimed host-wide
-                local = new InetSocketAddress(source, boundPort);
+                // as TCP's: the address the caller bound, else the one routing picks
+                InetAddress from = source != null && !source.getAddress().isAnyLocalAddress() ? source.getAddress()
+                    : routed != null ? routed : fabric.sourceFor(a);
+                int port = source == null ? 0 : source.getPort();
+                if (port == 0) {
+                    // a source port: never a destination, so not claimed host-wide
+                    boundPort = fabric.bind(this, 0, null);
+                    port = boundPort;
+                }
+                local = new InetSocketAddress(from, port); // a caller's port is the caller's (its TCP socket's)
             }
             transition(State.ADDR_RESOLVED);
             deliver(this, CmEventType.ADDR_RESOLVED, null, 0, null);
@@ -263,13 +306,15 @@ final class SoftCmId implements CmId, SoftDevice.SoftObject {
             // on the host fabric). Two host-fabric devices connect through wires even in one process: each
             // side then works on its own memory, and a round trip is faster than when the requester
             // writes into the responder's queues (docs/softrdma.md, "Two paths in one JVM").
-            SoftCmId l = fabric.listener(remote);
+            // no listener of this JVM is in another namespace
+            SoftCmId l = remoteNetns < 0 ? fabric.listener(remote) : null;
             SoftDevice.Fabric mine = device.fabricChoice();
             SoftDevice.Fabric theirs = l == null ? null : l.device.fabricChoice();
             boolean inJvm = l != null && mine != SoftDevice.Fabric.HOST_ONLY && theirs != SoftDevice.Fabric.HOST_ONLY
                 && (mine == SoftDevice.Fabric.JVM || theirs == SoftDevice.Fabric.JVM);
             HostFabric host = inJvm ? null : device.host();
-            NodeId owner = host == null ? null : host.cm().liveOwner(remote.getPort());
+            NodeId owner = host == null ? null
+                : remoteNetns < 0 ? host.cm().liveOwner(remote.getPort()) : host.cm().liveOwner(remoteNetns, remote.getPort());
             // The wire first (only when there is someone to connect to): if it cannot be made, connect
             // fails and the id stays as it was.
             XpEndpoint endpoint = owner == null ? null : qp.openWire();
@@ -556,10 +601,25 @@ final class SoftCmId implements CmId, SoftDevice.SoftObject {
      */
     static void onRequest(HostCm cm, NodeId from, CmMessage m) {
         InetSocketAddress destination = m.destination();
-        SoftCmId l = cm.fabric().listener(destination.getPort());
+        SoftCmId l = cm.fabric().listener(destination);
         // Only a host-fabric device's listener is reachable from the host fabric.
         if (l == null || l.device.host() == null || !l.device.isOpen()) {
             TRACE.record(TraceLevel.RARE, "cm.noListener", destination.getPort(), from.pid());
+            cm.send(from, CmMessage.rej(m.from(), 0, -Errno.ECONNREFUSED, null));
+            return;
+        }
+        if (!l.fabric.isLocal(destination.getAddress())) {
+            // a wildcard listener takes the addresses of its namespace, no other
+            TRACE.record(TraceLevel.RARE, "cm.noListener", destination.getPort(), from.pid());
+            cm.send(from, CmMessage.rej(m.from(), 0, -Errno.ECONNREFUSED, null));
+            return;
+        }
+        InetAddress claimed = m.source() == null ? null : m.source().getAddress();
+        if (claimed == null || !l.fabric.isLocal(claimed) && !cm.publishes(from, claimed)) {
+            // a process connects from an address of its own namespace (this one's, or one it published as
+            // another namespace's): a claim of any other is refused
+            TRACE.message(TraceLevel.RARE, "cm.foreignSource", "a request from " + m.source() + " (pid " + from.pid()
+                + ") claims a source that is no address of this namespace or of its own; refused");
             cm.send(from, CmMessage.rej(m.from(), 0, -Errno.ECONNREFUSED, null));
             return;
         }

@@ -57,6 +57,23 @@ public interface CmId extends AutoCloseable {
     void resolveAddress(InetSocketAddress destination, int timeoutMs) throws VerbsException;
 
     /**
+     * Resolves a destination from a given source ({@code rdma_resolve_addr} with {@code src_addr}): the
+     * connection's local address is {@code source} (a wildcard address: the one routing picks; port 0:
+     * one of the device's). A device that cannot take a source (DiSNI passes none to librdmacm) picks
+     * its own, as {@link #resolveAddress(InetSocketAddress, int)} does.
+     *
+     * @param source the local address and port to connect from, or null for the device's choice
+     * @param destination the peer's address and port
+     * @param timeoutMs how long resolution may take
+     * @throws VerbsException {@link Errno#EINVAL} in the wrong state, {@link Errno#EADDRNOTAVAIL} for a
+     *     source that is not an address of this host
+     */
+    default void resolveAddress(InetSocketAddress source, InetSocketAddress destination, int timeoutMs)
+        throws VerbsException {
+        resolveAddress(destination, timeoutMs);
+    }
+
+    /**
      * Resolves the route to the resolved destination ({@code rdma_resolve_route}) → ROUTE_RESOLVED or
      * ROUTE_ERROR.
      *

@@ -27,6 +27,8 @@ public final class Errno {
     public static final int EOPNOTSUPP = 95;
     /** Address already in use: a listener already holds the port. */
     public static final int EADDRINUSE = 98;
+    /** Address not available: not an address of this host. */
+    public static final int EADDRNOTAVAIL = 99;
     /** Connection timed out. */
     public static final int ETIMEDOUT = 110;
     /** Connection refused: no listener at the destination. */
@@ -54,6 +56,7 @@ public final class Errno {
             case EOVERFLOW: return "EOVERFLOW";
             case EOPNOTSUPP: return "EOPNOTSUPP";
             case EADDRINUSE: return "EADDRINUSE";
+            case EADDRNOTAVAIL: return "EADDRNOTAVAIL";
             case ETIMEDOUT: return "ETIMEDOUT";
             case ECONNREFUSED: return "ECONNREFUSED";
             case EHOSTUNREACH: return "EHOSTUNREACH";

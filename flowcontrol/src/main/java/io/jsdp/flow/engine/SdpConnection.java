@@ -497,12 +497,12 @@ public final class SdpConnection {
         return wish == FlowControlScheme.NIC ? ConnectionParameters.RNR_RETRY_INFINITE : 0;
     }
 
-    void startConnect(InetSocketAddress destination) {
+    void startConnect(InetSocketAddress destination, InetSocketAddress source) {
         lock.lock();
         try {
             remote = destination;
             connectTimer = stack.schedule(this::onConnectTimeout, TimeUnit.MILLISECONDS.toNanos(options.connectTimeoutMs()));
-            cmId.resolveAddress(destination, Math.min(options.connectTimeoutMs(), 2_000));
+            cmId.resolveAddress(source, destination, Math.min(options.connectTimeoutMs(), 2_000));
         } catch (VerbsException e) {
             failLocked(Failure.UNREACHABLE, "resolve " + destination + ": " + e.getMessage(), false, false);
         } finally {

@@ -125,6 +125,21 @@ public final class SdpStack implements AutoCloseable {
      * @throws VerbsException when the device cannot give the connection's resources
      */
     public SdpConnection connect(InetSocketAddress remote, SdpOptions options) throws VerbsException {
+        return connect(remote, options, null);
+    }
+
+    /**
+     * {@link #connect(InetSocketAddress, SdpOptions)} from a given local address, as a TCP socket bound
+     * before its connect ({@link io.jsdp.verbs.CmId#resolveAddress(InetSocketAddress, InetSocketAddress, int)}).
+     *
+     * @param remote the listener's address
+     * @param options the connection's settings (copied)
+     * @param source the local address and port (wildcard address: routing's; port 0: the device's), or null
+     * @return the connecting connection
+     * @throws VerbsException when the device cannot give the connection's resources
+     */
+    public SdpConnection connect(InetSocketAddress remote, SdpOptions options, InetSocketAddress source)
+        throws VerbsException {
         ensureOpen();
         CmId id = device.createId(cmChannel);
         SdpConnection c;
@@ -134,7 +149,7 @@ public final class SdpStack implements AutoCloseable {
             id.close();
             throw e;
         }
-        c.startConnect(remote);
+        c.startConnect(remote, source);
         return c;
     }
 

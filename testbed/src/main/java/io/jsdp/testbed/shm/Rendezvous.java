@@ -4,13 +4,13 @@ import io.jsdp.ras.Trace;
 import io.jsdp.ras.TraceComponent;
 import io.jsdp.ras.TraceLevel;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
@@ -19,6 +19,7 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.file.attribute.UserPrincipal;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -36,7 +37,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * <ul>
  *   <li>{@code node-<pid>-<start>.sock}: the process's control socket (Unix domain, {@link ShmNode});</li>
  *   <li>{@code seg-<pid>-<start>-<n>}: shared-memory segments it allocated ({@link SharedSegment});</li>
- *   <li>{@code cm-<port>}: a listener entry, whose content is the owner's token;</li>
+ *   <li>{@code cm-<netns>-<port>}: a listener entry of a network namespace ({@link #NETNS}), whose
+ *       content is the owner's token;</li>
+ *   <li>{@code addr-<netns>-<pid>-<start>}: the addresses of the process's network namespace, one a
+ *       line ({@link #publishAddresses});</li>
  *   <li>{@code tmp-<pid>-<start>-<n>}: a listener entry being written (renamed into place whole).</li>
  * </ul>
  * Names only their owner creates (sockets, segments, temporaries) are deleted by whoever finds the
@@ -157,7 +161,148 @@ public final class Rendezvous {
     }
 
     Path listenerEntry(int port) {
-        return dir.resolve("cm-" + port);
+        return listenerEntry(NETNS, port);
+    }
+
+    private Path listenerEntry(long netns, int port) {
+        return dir.resolve("cm-" + netns + "-" + port);
+    }
+
+    /** A node's published addresses: {@code addr-<netns>-<token>}. */
+    Path addressEntry(NodeId owner) {
+        return dir.resolve("addr-" + NETNS + "-" + owner.token());
+    }
+
+    /**
+     * Publishes the addresses of this process's network namespace for {@code owner}, one per line,
+     * replacing what it published before: processes of other namespaces find which namespace an address
+     * of theirs belongs to ({@link #namespaceOf}), and whether a peer connects from an address of its
+     * own ({@link #publishes}). Loopback addresses are private to a namespace and left out.
+     *
+     * @param owner the publishing process
+     * @param addresses its namespace's addresses
+     * @throws IOException when the entry cannot be written
+     */
+    public void publishAddresses(NodeId owner, Collection<InetAddress> addresses) throws IOException {
+        StringBuilder b = new StringBuilder();
+        for (InetAddress a : addresses) {
+            if (!a.isLoopbackAddress() && !a.isAnyLocalAddress() && !a.isLinkLocalAddress()) {
+                b.append(a.getHostAddress()).append('\n');
+            }
+        }
+        Path tmp = dir.resolve("tmp-" + owner.token() + "-" + TEMP_NUMBERS.incrementAndGet());
+        createPrivateFile(tmp);
+        try {
+            Files.writeString(tmp, b);
+            Files.move(tmp, addressEntry(owner), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
+    }
+
+    /** Deletes what {@link #publishAddresses} wrote for {@code owner}. */
+    public void withdrawAddresses(NodeId owner) {
+        try {
+            Files.deleteIfExists(addressEntry(owner));
+        } catch (IOException e) {
+            TRACE.record(TraceLevel.RARE, "shm.withdrawFailed", e);
+        }
+    }
+
+    /**
+     * The network namespace, other than this process's, of a live process that published {@code a}
+     * ({@link #publishAddresses}), or -1.
+     *
+     * @param a an address that is not one of this namespace
+     * @return the namespace's number, or -1
+     */
+    public long namespaceOf(InetAddress a) {
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "addr-*")) {
+            for (Path p : files) {
+                String[] parts = p.getFileName().toString().split("-", 3); // addr, netns, token
+                if (parts.length != 3) {
+                    continue;
+                }
+                long ns;
+                try {
+                    ns = Long.parseLong(parts[1]);
+                } catch (NumberFormatException e) {
+                    continue;
+                }
+                NodeId owner = NodeId.parse(parts[2]);
+                if (ns != NETNS && owner != null && owner.isAlive() && lists(p, a)) {
+                    return ns;
+                }
+            }
+        } catch (IOException e) {
+            TRACE.record(TraceLevel.RARE, "shm.scanFailed", e);
+        }
+        return -1;
+    }
+
+    /**
+     * Whether {@code owner} published {@code a} as an address of its namespace.
+     *
+     * @param owner a process
+     * @param a an address
+     * @return true when its entry lists {@code a}
+     */
+    public boolean publishes(NodeId owner, InetAddress a) {
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "addr-*-" + owner.token())) {
+            for (Path p : files) {
+                if (lists(p, a)) {
+                    return true;
+                }
+            }
+        } catch (IOException e) {
+            TRACE.record(TraceLevel.RARE, "shm.scanFailed", e);
+        }
+        return false;
+    }
+
+    private static boolean lists(Path entry, InetAddress a) {
+        try {
+            String wanted = a.getHostAddress(); // as written: compared as text, never resolved
+            for (String line : Files.readAllLines(entry)) {
+                if (line.trim().equals(wanted)) {
+                    return true;
+                }
+            }
+        } catch (IOException e) {
+            return false; // gone meanwhile, or not ours to read
+        }
+        return false;
+    }
+
+    /**
+     * The owner of listener {@code port} in network namespace {@code netns}.
+     *
+     * @param netns the namespace ({@link #NETNS} for this process's)
+     * @param port the port
+     * @return the owner named by the entry, or null when there is none or it is unreadable
+     */
+    public NodeId listenerOwner(long netns, int port) {
+        try {
+            return NodeId.parse(Files.readString(listenerEntry(netns, port)).trim());
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    /**
+     * This process's network namespace: the inode number of {@code /proc/self/ns/net}, or 0 where it
+     * cannot be read. Listener entries carry it, so a port listened on in one namespace is not found
+     * from another: as with TCP, each namespace has its own ports and its own loopback.
+     */
+    public static final long NETNS = netns();
+
+    private static long netns() {
+        try {
+            String link = Files.readSymbolicLink(Path.of("/proc/self/ns/net")).toString(); // net:[4026531840]
+            return Long.parseLong(link.substring(link.indexOf('[') + 1, link.indexOf(']')));
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
     }
 
     /**
@@ -222,13 +367,7 @@ public final class Rendezvous {
      * @return the owner named by the entry, or null when there is none or it is unreadable
      */
     public NodeId listenerOwner(int port) {
-        try {
-            return NodeId.parse(Files.readString(listenerEntry(port)).trim());
-        } catch (NoSuchFileException none) {
-            return null;
-        } catch (IOException e) {
-            return null;
-        }
+        return listenerOwner(NETNS, port);
     }
 
     /**
@@ -317,10 +456,14 @@ public final class Rendezvous {
         if (name.startsWith("tmp-")) {
             return numberedOwner(name.substring(4));
         }
+        if (name.startsWith("addr-")) {
+            String[] parts = name.split("-", 3);
+            return parts.length == 3 ? NodeId.parse(parts[2]) : null;
+        }
         if (name.startsWith("cm-")) {
             try {
-                return listenerOwner(Integer.parseInt(name.substring(3)));
-            } catch (NumberFormatException e) {
+                return NodeId.parse(Files.readString(p).trim()); // any namespace's entry
+            } catch (IOException | RuntimeException e) {
                 return null;
             }
         }

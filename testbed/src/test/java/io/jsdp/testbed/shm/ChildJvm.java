@@ -64,7 +64,23 @@ public final class ChildJvm implements AutoCloseable {
      * @throws IOException when it cannot be started
      */
     public static ChildJvm start(List<String> jvmOptions, Class<?> main, String... args) throws IOException {
-        List<String> cmd = new ArrayList<>();
+        return startWrapped(List.of(), jvmOptions, main, args);
+    }
+
+    /**
+     * {@link #start(List, Class, String...)} run by a wrapper command that execs it, such as
+     * {@code ip netns exec <name>} (the child is then in that network namespace).
+     *
+     * @param wrapper the command and its arguments before the JVM's
+     * @param jvmOptions options such as {@code -Xmx512m} or {@code -Dname=value}
+     * @param main a class with a {@code main} method
+     * @param args its arguments
+     * @return the running child
+     * @throws IOException when it cannot be started
+     */
+    public static ChildJvm startWrapped(List<String> wrapper, List<String> jvmOptions, Class<?> main, String... args)
+        throws IOException {
+        List<String> cmd = new ArrayList<>(wrapper);
         cmd.add(System.getProperty("java.home") + "/bin/java");
         // small and quiet: fewer GC threads, so the child's own CPU use is its waiter's
         cmd.add("-XX:+UseSerialGC");

@@ -39,7 +39,8 @@ class OwnerReclaimTest {
             String[] ready = child.awaitLine("READY", 30, TimeUnit.SECONDS).split(" ");
             NodeId childId = NodeId.parse(ready[1]);
             assertEquals(child.pid(), childId.pid());
-            Set<String> childFiles = Set.of("node-" + childId.token() + ".sock", ready[2], "cm-7001");
+            Set<String> childFiles = Set.of("node-" + childId.token() + ".sock", ready[2],
+                r.listenerEntry(7001).getFileName().toString());
             Set<String> before = names(r.directory());
             assertTrue(before.containsAll(childFiles), before.toString());
             assertEquals(childId, r.listenerOwner(7001));
