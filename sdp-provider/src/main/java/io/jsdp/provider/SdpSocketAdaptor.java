@@ -442,8 +442,18 @@ final class SdpSocketAdaptor extends Socket {
                 throw new IllegalBlockingModeException();
             }
             ByteBuffer src = ByteBuffer.wrap(b, off, len);
-            while (src.hasRemaining()) {
-                ch.write(src);
+            for (boolean first = true; src.hasRemaining(); first = false) {
+                try {
+                    ch.write(src);
+                } catch (java.nio.channels.ClosedChannelException e) {
+                    // as the JDK's adaptor: output shut down while this write was under way fails it as the
+                    // kernel's EPIPE does; one that begins after the shutdown finds the channel closed for output
+                    if ((e instanceof java.nio.channels.AsynchronousCloseException || !first) && ch.isOpen()
+                        && ch.isOutputShut()) {
+                        throw new IOException("Broken pipe");
+                    }
+                    throw e;
+                }
             }
         }
 

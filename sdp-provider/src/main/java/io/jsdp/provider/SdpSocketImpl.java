@@ -500,8 +500,13 @@ public final class SdpSocketImpl extends SocketImpl {
         boolean virtual = VirtualThreads.current();
         boolean interrupted = false;
         try {
-            while (src.hasRemaining()) {
+            for (boolean first = true; src.hasRemaining(); first = false) {
                 int n = c.write(src);
+                if (n == SdpConnection.OUTPUT_SHUT && !first && state != ST_CLOSED) {
+                    // as the JDK's: shut down while this write was under way (the kernel's EPIPE); a write
+                    // that begins after the shutdown is refused as "Socket output is shutdown"
+                    throw new SocketException("Broken pipe");
+                }
                 if (n < 0 || state == ST_CLOSED) {
                     throw failed(c, n, true);
                 }
