@@ -165,7 +165,7 @@ class BlockedCallRaceConformanceTest extends ConformanceBase {
         SelectionKey key = null;
         SoftFaults faults = null;
         if (call.startsWith("connect")) {
-            fillBacklog(p, s, jsdp);
+            fillBacklog(this, p, s.getLocalAddress(), jsdp);
             ch = track(p.openSocketChannel());
             if (jsdp && call.equals("connect-sdp")) {
                 faults = ((SoftDevice) SdpRuntime.stack().rdmaDevice()).faults();
@@ -324,11 +324,11 @@ class BlockedCallRaceConformanceTest extends ConformanceBase {
      * Connects to {@code s} (backlog 1, never accepting) until a connect stays pending: its queue is then
      * full, and the next connect blocks as TCP's does. jsdp's first connections are on SDP.
      */
-    private void fillBacklog(SelectorProvider p, ServerSocketChannel s, boolean jsdp) throws Exception {
+    static void fillBacklog(ConformanceBase owner, SelectorProvider p, SocketAddress at, boolean jsdp) throws Exception {
         for (int i = 0; i < 16; i++) {
-            SocketChannel f = track(p.openSocketChannel());
+            SocketChannel f = owner.track(p.openSocketChannel());
             f.configureBlocking(false);
-            boolean done = f.connect(s.getLocalAddress());
+            boolean done = f.connect(at);
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300);
             while (!done && System.nanoTime() - deadline < 0) {
                 Thread.sleep(5);

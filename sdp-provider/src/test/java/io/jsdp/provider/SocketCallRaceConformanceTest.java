@@ -16,8 +16,6 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.nio.channels.SocketChannel;
-import java.nio.channels.spi.SelectorProvider;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -129,7 +127,7 @@ class SocketCallRaceConformanceTest extends ConformanceBase {
         s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), call.equals("connect") ? 1 : 50);
         Socket c = null;
         if (call.equals("connect")) {
-            fillBacklog(provider(kind), s);
+            BlockedCallRaceConformanceTest.fillBacklog(this, provider(kind), s.getLocalSocketAddress(), jsdp);
             c = socket(api, jsdp);
         } else if (!call.equals("accept")) {
             Socket[] p = pair(api, jsdp, s);
@@ -256,24 +254,5 @@ class SocketCallRaceConformanceTest extends ConformanceBase {
         Socket c = socket(api, jsdp);
         c.connect(s.getLocalSocketAddress());
         return new Socket[] {c, track(accepted.get(10, TimeUnit.SECONDS))};
-    }
-
-    /** Connects to {@code s} (backlog 1, never accepting) until a connect stays pending: its queue is full. */
-    private void fillBacklog(SelectorProvider p, ServerSocket s) throws Exception {
-        for (int i = 0; i < 16; i++) {
-            SocketChannel f = track(p.openSocketChannel());
-            f.configureBlocking(false);
-            boolean done = f.connect(s.getLocalSocketAddress());
-            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300);
-            while (!done && System.nanoTime() - deadline < 0) {
-                Thread.sleep(5);
-                done = f.finishConnect();
-            }
-            if (!done) {
-                f.close();
-                return;
-            }
-        }
-        fail("the backlog never filled");
     }
 }
