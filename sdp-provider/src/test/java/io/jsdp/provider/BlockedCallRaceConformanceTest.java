@@ -79,12 +79,14 @@ class BlockedCallRaceConformanceTest extends ConformanceBase {
      *
      * @param ended the exception's class name, or "returned" and the value for a read
      * @param open whether the channel (for a selection: the selector) is still open
+     * @param connected whether the channel says it is connected
      * @param pending whether a connect is still pending
      * @param inputShut the socket's input shut down (false for a listener)
      * @param outputShut the socket's output shut down (false for a listener)
      * @param interrupted the thread's interrupt status after the call
      */
-    record Outcome(String ended, boolean open, boolean pending, boolean inputShut, boolean outputShut, boolean interrupted) {
+    record Outcome(String ended, boolean open, boolean connected, boolean pending, boolean inputShut, boolean outputShut,
+        boolean interrupted) {
     }
 
     /** Writes without blocking until the channel takes no more (its peer never reads), then blocks again. */
@@ -286,14 +288,14 @@ class BlockedCallRaceConformanceTest extends ConformanceBase {
         }
         if (sel != null) {
             // the key once both ended: a selection the close woke returns before the close cancels the keys
-            return new Outcome(ended.get() + ", key valid " + key.isValid(), sel.isOpen(), false, false, false,
-                interruptedAfter.get());
+            return new Outcome(ended.get() + ", key valid " + key.isValid(), sel.isOpen(), c.isConnected(), false, false,
+                false, interruptedAfter.get());
         }
         if (c == null) {
-            return new Outcome(ended.get(), s.isOpen(), false, false, false, interruptedAfter.get());
+            return new Outcome(ended.get(), s.isOpen(), false, false, false, false, interruptedAfter.get());
         }
-        return new Outcome(ended.get(), c.isOpen(), c.isConnectionPending(), c.isOpen() && c.socket().isInputShutdown(),
-            c.isOpen() && c.socket().isOutputShutdown(), interruptedAfter.get());
+        return new Outcome(ended.get(), c.isOpen(), c.isConnected(), c.isConnectionPending(),
+            c.isOpen() && c.socket().isInputShutdown(), c.isOpen() && c.socket().isOutputShutdown(), interruptedAfter.get());
     }
 
     /** Where a jsdp call of this case must wait: a method on the blocked thread's stack, or null. */

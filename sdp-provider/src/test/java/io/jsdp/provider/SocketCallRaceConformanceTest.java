@@ -78,11 +78,13 @@ class SocketCallRaceConformanceTest extends ConformanceBase {
      * @param ended the exception's class and message, or what the call returned; "blocked, then ..." when
      *     the race did not end it and the close that followed did
      * @param closed whether the socket (the server socket for accept) is closed
+     * @param connected whether the socket says it is connected (the server socket: bound)
      * @param inputShut the socket's input shut down
      * @param outputShut the socket's output shut down
      * @param interrupted the thread's interrupt status after the call
      */
-    record Outcome(String ended, boolean closed, boolean inputShut, boolean outputShut, boolean interrupted) {
+    record Outcome(String ended, boolean closed, boolean connected, boolean inputShut, boolean outputShut,
+        boolean interrupted) {
     }
 
     @ParameterizedTest(name = "{0}, {1} thread, {2} raced by {3}")
@@ -108,7 +110,8 @@ class SocketCallRaceConformanceTest extends ConformanceBase {
         String e = o.ended();
         if (e.startsWith("java.nio.channels.AsynchronousCloseException")
             || e.startsWith("java.nio.channels.ClosedChannelException")) {
-            return new Outcome("closed during the write loop", o.closed(), o.inputShut(), o.outputShut(), o.interrupted());
+            return new Outcome("closed during the write loop", o.closed(), o.connected(), o.inputShut(), o.outputShut(),
+                o.interrupted());
         }
         return o;
     }
@@ -237,9 +240,9 @@ class SocketCallRaceConformanceTest extends ConformanceBase {
 
     private static Outcome outcome(String ended, ServerSocket s, Socket c, boolean interrupted) {
         if (c == null) {
-            return new Outcome(ended, s.isClosed(), false, false, interrupted);
+            return new Outcome(ended, s.isClosed(), s.isBound(), false, false, interrupted);
         }
-        return new Outcome(ended, c.isClosed(), c.isInputShutdown(), c.isOutputShutdown(), interrupted);
+        return new Outcome(ended, c.isClosed(), c.isConnected(), c.isInputShutdown(), c.isOutputShutdown(), interrupted);
     }
 
     /** [client, accepted], the accepted one never read from. */

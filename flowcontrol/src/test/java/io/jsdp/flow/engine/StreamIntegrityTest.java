@@ -66,11 +66,28 @@ class StreamIntegrityTest {
                 Future<StreamCheck.Result> bw = pool.submit(() -> StreamCheck.write(p.b, 128L * MIB, MIB, 12, false));
                 Future<StreamCheck.Result> ar = pool.submit(() -> StreamCheck.read(p.a, MIB, 13));
                 Future<StreamCheck.Result> br = pool.submit(() -> StreamCheck.read(p.b, MIB, 14));
+                awaitAll(aw, bw, ar, br); // a stall fails with every side's state, not the first side's alone
                 assertEquals(aw.get(), withoutOps(br.get(), aw.get()));
                 assertEquals(bw.get(), withoutOps(ar.get(), bw.get()));
             } finally {
                 pool.shutdownNow();
             }
+        }
+    }
+
+    /** Waits for every task; when any failed, fails with what each one ended in (a stall's snapshot of its side). */
+    @SafeVarargs
+    private static void awaitAll(Future<StreamCheck.Result>... tasks) throws InterruptedException {
+        StringBuilder failures = new StringBuilder();
+        for (int i = 0; i < tasks.length; i++) {
+            try {
+                tasks[i].get();
+            } catch (java.util.concurrent.ExecutionException e) {
+                failures.append("\ntask ").append(i).append(": ").append(e.getCause());
+            }
+        }
+        if (failures.length() > 0) {
+            throw new AssertionError("a side failed:" + failures);
         }
     }
 
