@@ -275,6 +275,29 @@ public final class Rendezvous {
     }
 
     /**
+     * Deletes every file {@code owner} has in the directory (its control socket, segments, listener and
+     * address entries, temporaries) without the directory's lock: for a process that is about to exit,
+     * whose files would otherwise wait for another process's sweep. Its peers keep what they mapped and
+     * the connections they have; new ones find nobody, as after the process has exited.
+     *
+     * @param owner the exiting process
+     * @return the files deleted
+     */
+    public int deleteFilesOf(NodeId owner) {
+        int deleted = 0;
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
+            for (Path p : files) {
+                if (owner.equals(ownerOf(p)) && Files.deleteIfExists(p)) {
+                    deleted++;
+                }
+            }
+        } catch (IOException e) {
+            TRACE.record(TraceLevel.RARE, "shm.exitCleanupFailed", e);
+        }
+        return deleted;
+    }
+
+    /**
      * The owner of listener {@code port} in network namespace {@code netns}.
      *
      * @param netns the namespace ({@link #NETNS} for this process's)

@@ -121,6 +121,8 @@ public final class ShmNode implements AutoCloseable {
     // Node thread only.
     private final List<Connection> connections = new ArrayList<>();
     private long nextSweepNs;
+    /** {@link #hookExit}'s hook, removed when the node closes. */
+    private volatile Thread exitHook;
 
     private ShmNode(Rendezvous rendezvous, ShmSettings settings) throws IOException {
         this.rendezvous = rendezvous;
@@ -190,6 +192,7 @@ public final class ShmNode implements AutoCloseable {
         }
         winner.nextSweepNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.peerCheckMs());
         winner.thread.start();
+        winner.hookExit();
         Rendezvous.TRACE.message(TraceLevel.RARE, "shm.nodeOpen", "node " + winner.id.token() + " open on " + key);
         return winner;
     }
@@ -1175,7 +1178,35 @@ public final class ShmNode implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
+        Thread hook = exitHook;
+        if (hook != null && hook != Thread.currentThread()) {
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException exiting) {
+                // closed during JVM exit: the hook finds the node closed and does nothing
+            }
+        }
         Rendezvous.TRACE.message(TraceLevel.RARE, "shm.nodeClosed", "node " + id.token() + " closed");
+    }
+
+    /**
+     * At JVM exit, deletes this node's files ({@link Rendezvous#deleteFilesOf}) when it was not closed: a
+     * process that ends without closing its devices leaves nothing behind in the rendezvous directory.
+     */
+    private void hookExit() {
+        Thread hook = new Thread(() -> {
+            if (!closed.get()) {
+                int n = rendezvous.deleteFilesOf(id);
+                Rendezvous.TRACE.message(TraceLevel.RARE, "shm.exitCleanup", "node " + id.token() + ": " + n
+                    + " file(s) deleted at JVM exit");
+            }
+        }, "jsdp-shm-exit");
+        try {
+            Runtime.getRuntime().addShutdownHook(hook);
+            exitHook = hook;
+        } catch (IllegalStateException exiting) {
+            // the JVM is already exiting: the next sweep of another process reclaims the files
+        }
     }
 
     private void ensureOpen() throws IOException {

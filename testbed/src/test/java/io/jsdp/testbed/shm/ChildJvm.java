@@ -141,6 +141,23 @@ public final class ChildJvm implements AutoCloseable {
         }
     }
 
+    /**
+     * Waits for the child to end by itself.
+     *
+     * @param timeout the longest wait
+     * @param unit its unit
+     * @return the exit status
+     * @throws InterruptedException when interrupted
+     * @throws AssertionError with the child's output when it does not end in time
+     */
+    public int awaitExit(long timeout, TimeUnit unit) throws InterruptedException {
+        if (!process.waitFor(timeout, unit)) {
+            throw new AssertionError("child " + process.pid() + " did not exit within " + timeout + " " + unit
+                + "; output: " + transcript);
+        }
+        return process.exitValue();
+    }
+
     /** Kills the child if it still runs; keeps the caller's interrupt status. */
     @Override
     public void close() {

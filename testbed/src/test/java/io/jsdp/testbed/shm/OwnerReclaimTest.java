@@ -15,7 +15,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Issue 3 acceptance 2, the rendezvous half: a process killed -9 leaves files that anyone reclaims. */
+/**
+ * Issue 3 acceptance 2, the rendezvous half: a process killed -9 leaves files that anyone reclaims; and
+ * (issue 28) a process that exits normally without closing its node leaves none.
+ */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class OwnerReclaimTest {
     @TempDir
@@ -55,6 +58,24 @@ class OwnerReclaimTest {
             assertTrue(Files.exists(r.nodeSocket(node.id())));
             assertEquals(node.id(), r.listenerOwner(7000));
             r.releaseListener(7000, node.id());
+        }
+    }
+
+    @Test
+    void aProcessThatExitsWithoutClosingItsNodeLeavesNoFiles() throws Exception {
+        Rendezvous r = new Rendezvous(tmp.resolve("rv"));
+        try (ChildJvm child = ChildJvm.start("exit", r.directory().toString(), "7002")) {
+            String[] ready = child.awaitLine("READY", 30, TimeUnit.SECONDS).split(" ");
+            NodeId childId = NodeId.parse(ready[1]);
+            assertEquals(0, child.awaitExit(30, TimeUnit.SECONDS));
+            Set<String> left = new TreeSet<>();
+            for (String name : names(r.directory())) {
+                if (name.contains(childId.token()) || name.startsWith("cm-")) {
+                    left.add(name);
+                }
+            }
+            assertEquals(Set.of(), left, "files of the exited child");
+            assertEquals(null, r.listenerOwner(7002));
         }
     }
 }

@@ -49,6 +49,18 @@ public final class ShmChild {
                 Thread.sleep(Long.MAX_VALUE);
                 break;
             }
+            case "exit": {
+                // the files of a node, then a normal exit without closing it
+                ShmNode node = ShmNode.open(r, ShmSettings.defaults().withPeerCheckMs(3_600_000));
+                SharedSegment seg = node.createSegment(4096);
+                if (!r.claimListener(Integer.parseInt(args[2]), node.id())) {
+                    throw new IllegalStateException("port " + args[2] + " taken");
+                }
+                r.publishAddresses(node.id(), java.util.List.of(java.net.InetAddress.getByName("192.0.2.77")));
+                System.out.println("READY " + node.id().token() + " " + seg.name());
+                System.out.flush();
+                break;
+            }
             case "pingpong":
                 pingPong(r, args[2], Integer.parseInt(args[3]));
                 break;
