@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -185,27 +186,33 @@ class ListenerAddressConformanceTest extends ConformanceBase {
 
     /** A network namespace with a veth pair to it, removed (with the pair) on close. */
     static final class NetNs implements AutoCloseable {
+        /** Makes each namespace of this JVM a name, veth pair and subnet of its own. */
+        private static final AtomicInteger CREATED = new AtomicInteger();
+
         private final String name;
+        private final String hostVeth;
         private final InetAddress hostAddress;
         private final InetAddress peerAddress;
 
-        private NetNs(String name, InetAddress hostAddress, InetAddress peerAddress) {
+        private NetNs(String name, String hostVeth, InetAddress hostAddress, InetAddress peerAddress) {
             this.name = name;
+            this.hostVeth = hostVeth;
             this.hostAddress = hostAddress;
             this.peerAddress = peerAddress;
         }
 
         static NetNs create() throws IOException {
             long pid = ProcessHandle.current().pid();
-            String name = "jsdp-t" + pid;
-            // a /30 of 10.213.0.0/16 chosen by the pid: tests of several JVMs do not collide
-            int net = (int) (pid % 16_000) * 4;
+            int n = CREATED.getAndIncrement() % 4;
+            String name = "jsdp-t" + pid + "-" + n;
+            // a /30 of 10.213.0.0/16 chosen by the pid and the count: tests of several JVMs do not collide
+            int net = (int) ((pid % 4_000) * 4 + n) * 4;
             String host = "10.213." + (net >> 8) + "." + ((net & 0xff) + 1);
             String peer = "10.213." + (net >> 8) + "." + ((net & 0xff) + 2);
-            String vh = "jv" + pid % 1_000_000 + "h";
-            String vp = "jv" + pid % 1_000_000 + "p";
+            String vh = "jv" + pid % 100_000 + "n" + n + "h";
+            String vp = "jv" + pid % 100_000 + "n" + n + "p";
             run("ip", "netns", "add", name);
-            NetNs ns = new NetNs(name, InetAddress.getByName(host), InetAddress.getByName(peer));
+            NetNs ns = new NetNs(name, vh, InetAddress.getByName(host), InetAddress.getByName(peer));
             try {
                 run("ip", "-n", name, "link", "set", "lo", "up");
                 run("ip", "link", "add", vh, "type", "veth", "peer", "name", vp);
@@ -235,10 +242,30 @@ class ListenerAddressConformanceTest extends ConformanceBase {
             return peerAddress;
         }
 
-        /** Deletes the namespace: its end of the pair goes with it, and so does ours. */
+        /**
+         * Deletes our end of the veth pair, which takes the other end with it at once, then the namespace
+         * (whose own teardown the kernel finishes later).
+         */
         @Override
         public void close() throws IOException {
-            run("ip", "netns", "del", name);
+            try {
+                if (linkExists(hostVeth)) {
+                    run("ip", "link", "del", hostVeth);
+                }
+            } finally {
+                run("ip", "netns", "del", name);
+            }
+        }
+
+        private static boolean linkExists(String link) throws IOException {
+            Process p = new ProcessBuilder("ip", "link", "show", link).redirectErrorStream(true).start();
+            p.getInputStream().readAllBytes();
+            try {
+                return p.waitFor(30, TimeUnit.SECONDS) && p.exitValue() == 0;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("ip link show " + link + ": interrupted", e);
+            }
         }
 
         private static void run(String... cmd) throws IOException {
