@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import io.jsdp.SdpMXBean;
 import io.jsdp.SdpSelectorProvider;
@@ -15,6 +16,7 @@ import java.lang.ref.WeakReference;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.spi.SelectorProvider;
@@ -22,6 +24,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import javax.management.JMX;
 import javax.management.MBeanServer;
@@ -229,31 +232,51 @@ class StatisticsTest {
                 }, "nic-writer");
                 writer.setDaemon(true);
                 writer.start();
-                // a slow reader: 4 KiB every 2 ms, until the writer's sends have waited for its buffers
+                // a stall fails with both sides' state (and the writer's stack) instead of the test's timeout
                 ByteBuffer in = ByteBuffer.allocate(total);
-                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-                SdpSocketInfo c = info(client);
-                while (c.getRnrRetries() <= 0 && in.position() < in.capacity() && System.nanoTime() < until) {
-                    in.limit(Math.min(in.capacity(), in.position() + 4096));
-                    assertTrue(accepted.read(in) >= 0);
-                    Thread.sleep(2);
-                    c = info(client);
-                }
-                assertTrue(c.getRnrRetries() > 0, "sends beyond the reader's buffers waited in the device: " + c + "\n"
-                    + SdpManagement.dumpText());
-                assertEquals(0, info(accepted).getRnrRetries(), "the reader's credit updates always found a buffer");
-                MBeanServer server = ManagementFactory.getPlatformMBeanServer();
-                ObjectName name = new ObjectName(SdpMXBean.OBJECT_NAME);
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-                while (!server.isRegistered(name)) {
-                    assertTrue(System.nanoTime() < deadline, "not registered: " + SdpManagement.registrationProblem());
-                    Thread.sleep(10);
-                }
-                SdpMXBean proxy = JMX.newMXBeanProxy(server, name, SdpMXBean.class);
-                assertTrue(proxy.getRnrRetries() >= c.getRnrRetries(), "the JVM's total: " + proxy.getRnrRetries());
-                in.limit(in.capacity());
-                while (in.hasRemaining()) {
-                    assertTrue(accepted.read(in) >= 0);
+                AtomicReference<String> stalled = new AtomicReference<>();
+                java.io.Closeable reader = accepted;
+                Thread watchdog = new Thread(() -> {
+                    try {
+                        Thread.sleep(TimeUnit.SECONDS.toMillis(40));
+                        stalled.set(SdpManagement.dumpText() + "writer at " + java.util.Arrays.toString(writer.getStackTrace()));
+                        reader.close();
+                    } catch (InterruptedException | java.io.IOException e) {
+                        // the reads ended in time
+                    }
+                }, "nic-watchdog");
+                watchdog.setDaemon(true);
+                watchdog.start();
+                try {
+                    // a slow reader: 4 KiB every 2 ms, until the writer's sends have waited for its buffers
+                    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                    SdpSocketInfo c = info(client);
+                    while (c.getRnrRetries() <= 0 && in.position() < in.capacity() && System.nanoTime() < until) {
+                        in.limit(Math.min(in.capacity(), in.position() + 4096));
+                        assertTrue(accepted.read(in) >= 0);
+                        Thread.sleep(2);
+                        c = info(client);
+                    }
+                    assertTrue(c.getRnrRetries() > 0, "sends beyond the reader's buffers waited in the device: " + c + "\n"
+                        + SdpManagement.dumpText());
+                    assertEquals(0, info(accepted).getRnrRetries(), "the reader's credit updates always found a buffer");
+                    MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+                    ObjectName name = new ObjectName(SdpMXBean.OBJECT_NAME);
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                    while (!server.isRegistered(name)) {
+                        assertTrue(System.nanoTime() < deadline, "not registered: " + SdpManagement.registrationProblem());
+                        Thread.sleep(10);
+                    }
+                    SdpMXBean proxy = JMX.newMXBeanProxy(server, name, SdpMXBean.class);
+                    assertTrue(proxy.getRnrRetries() >= c.getRnrRetries(), "the JVM's total: " + proxy.getRnrRetries());
+                    in.limit(in.capacity());
+                    while (in.hasRemaining()) {
+                        assertTrue(accepted.read(in) >= 0);
+                    }
+                } catch (AsynchronousCloseException e) {
+                    fail("the stream stalled after " + in.position() + " of " + total + " bytes:\n" + stalled.get());
+                } finally {
+                    watchdog.interrupt();
                 }
                 writer.join(TimeUnit.SECONDS.toMillis(20));
                 assertFalse(writer.isAlive());

@@ -259,6 +259,23 @@ final class SoftCompletionQueue extends CqFields implements CompletionQueue, Sof
         return true;
     }
 
+    /** Racy reads, for dumps: the completions held and published, the arm, the events. */
+    @Override
+    public String describeDeviceState() {
+        long h = (long) HEAD.getAcquire(this);
+        long t = (long) TAIL.getAcquire(this);
+        long published = 0;
+        for (long i = h; i < t && i - h < size; i++) {
+            if ((long) SEQ.getAcquire(ring[(int) i & mask]) == i + 1) {
+                published++;
+            }
+        }
+        int a = (int) ARMED.getVolatile(this);
+        return "cq head=" + h + " tail=" + t + " published=" + published + " armed="
+            + (a == ARM_NEXT ? "next" : a == ARM_SOLICITED ? "solicited" : "no") + " polls=" + polls + " events delivered="
+            + eventsDelivered.get() + " acked=" + eventsAcked.get() + (error ? " OVERFLOW" : "");
+    }
+
     /** Polls so far (a racy count: the progress thread only asks whether it moved). */
     long polls() {
         return polls;

@@ -1744,6 +1744,55 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         }
     }
 
+    /**
+     * Racy reads, for dumps: the send queue's positions and stall, the posted receives and, across
+     * processes (or devices), both wires' positions: whether the message at our responder's head is
+     * published, marked RNR or withdrawn, the answer to our oldest message, and the doorbell words.
+     */
+    @Override
+    public String describeDeviceState() {
+        StringBuilder b = new StringBuilder(256);
+        b.append("sq post=").append(sqPost).append(" exec=").append(sqExec).append(" done=").append(sqDone)
+            .append(" stall=").append(stallName(stall.get())).append(" retryScheduled=").append(retryScheduled)
+            .append(" readsInFlight=").append(readsInFlight).append(" rq posted=").append(ring.posted());
+        XpLink l = link;
+        if (l != null) {
+            long head = l.rxHead;
+            b.append(" | tx acked=").append(l.txAcked).append(" seq=").append(l.txSeq).append(" answer=")
+                .append(l.txAcked == l.txSeq ? "-" : answerName(l.tx.answer(l.txAcked))).append(" rnrSince=").append(l.rnrSinceNs == 0 ? "-"
+                    : (System.nanoTime() - l.rnrSinceNs) / 1_000_000 + "ms").append(" withdrawn=").append(l.withdrawn)
+                .append(" requesterWantsDoorbell=").append(l.tx.requesterWantsDoorbell())
+                .append(" | rx head=").append(head).append(" published=").append(l.rx.published(head))
+                .append(" rnrMarked=").append(l.rnrMarked).append(" arrivesIn=").append(l.rx.published(head)
+                    ? l.rx.arrivesInNs(head) : 0).append(" silent=").append(l.silent)
+                .append(" responderWantsDoorbell=").append(l.rx.responderWantsDoorbell())
+                .append(" rnrMarks=").append(rnrMarks).append(" cancelAnswered=").append(l.cancelAnswered);
+        }
+        return b.toString();
+    }
+
+    private static String stallName(int stall) {
+        return switch (stall) {
+            case STALL_NONE -> "none";
+            case STALL_RNR -> "RNR";
+            case STALL_NO_ACK -> "no-answer";
+            case STALL_DELAY -> "delay";
+            case STALL_FENCE -> "fence";
+            case STALL_ANSWERS -> "answers";
+            default -> Integer.toString(stall);
+        };
+    }
+
+    private static String answerName(int answer) {
+        return switch (answer & 0xff) {
+            case 0 -> "none";
+            case Wire.CODE_RNR -> "RNR";
+            case Wire.CODE_DONE -> "DONE/" + (answer >>> 8);
+            case Wire.CODE_CANCELLED -> "CANCELLED";
+            default -> "0x" + Integer.toHexString(answer);
+        };
+    }
+
     /** Posted receives not yet consumed; for tests and dumps. */
     int postedReceives() {
         return ring.posted();

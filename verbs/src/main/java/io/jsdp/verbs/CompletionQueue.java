@@ -48,6 +48,16 @@ public interface CompletionQueue extends AutoCloseable {
     CompletionChannel channel();
 
     /**
+     * The device's own view of this queue for dumps and first-failure data (completions held, the arm),
+     * read without locks; empty where the device tells nothing.
+     *
+     * @return one line, or an empty string
+     */
+    default String describeDeviceState() {
+        return "";
+    }
+
+    /**
      * Destroys the queue ({@code ibv_destroy_cq}).
      *
      * @throws VerbsException {@link Errno#EBUSY} while queue pairs use it or events are unacknowledged

@@ -100,6 +100,17 @@ public interface QueuePair extends AutoCloseable {
     }
 
     /**
+     * The device's own view of this queue pair for dumps and first-failure data (its queues' positions,
+     * why its send queue waits), read without locks; empty where the device tells nothing beyond
+     * {@link #state()}.
+     *
+     * @return one line, or an empty string
+     */
+    default String describeDeviceState() {
+        return "";
+    }
+
+    /**
      * Destroys the queue pair ({@code ibv_destroy_qp}). Outstanding requests vanish without
      * completions; a connected peer's later requests fail with {@link WcStatus#RETRY_EXC_ERR}.
      * Idempotent.

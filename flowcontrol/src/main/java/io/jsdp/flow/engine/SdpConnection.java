@@ -3919,8 +3919,12 @@ public final class SdpConnection {
                 + " peerRing=0x" + Long.toHexString(peerRingAddress) + "/0x" + Integer.toHexString(peerRingRkey)
                 + " unread ring bytes queued before messages=" + ringQueued + '\n')
             .append(large == null ? "" : large.describe() + "\n")
-            .append("queue pair ").append(qp == null ? "none" : qp.qpNumber() + " " + (released ? "destroyed" : qp.state()))
+            .append("queue pair ").append(qp == null ? "none" : qp.qpNumber() + " " + (released ? "destroyed" : qp.state()
+                + deviceStateText()))
             .append('\n')
+            .append("events pending=").append(eventPending).append(" armed=").append(cqArmed)
+            .append(cqArmedSolicited ? " (solicited)" : "").append(" waiters=").append(waiters)
+            .append(cq == null || released ? "" : " " + cq.describeDeviceState()).append('\n')
             .append("wake channel ").append(qp == null || released || qp.wakeChannel() == null ? "none" : "yes")
             .append(", waits on it ").append(directWaits).append('\n')
             .append("counters bytesSent=").append(bytesSent).append(" bytesReceived=").append(bytesReceived)
@@ -3930,6 +3934,12 @@ public final class SdpConnection {
             .append(" rnrRetries=").append(rnrText(rnrRetriesLocked())).append('\n')
             .append(spin.describe()).append('\n');
         return b.toString();
+    }
+
+    /** The device's view of the live queue pair, after a separator; empty when it tells nothing. */
+    private String deviceStateText() {
+        String d = qp.describeDeviceState();
+        return d.isEmpty() ? "" : ": " + d;
     }
 
     /** An RNR count for text: the number, or {@code n/a} where the device does not count. */

@@ -26,7 +26,7 @@ public final class Blocking {
                 throw new IOException("write: " + n + " " + c.failureDetail());
             }
             if (n == 0 && c.await(SdpConnection.OP_WRITE, STEP_NS) == 0) {
-                throw new IOException("write stalled 30 s: " + c.snapshot());
+                throw new IOException("write stalled 30 s: " + c.snapshot() + threads());
             }
         }
     }
@@ -49,9 +49,22 @@ public final class Blocking {
                 throw new IOException("read: " + n + " " + c.failureDetail());
             }
             if (c.await(SdpConnection.OP_READ, STEP_NS) == 0) {
-                throw new IOException("read stalled 30 s: " + c.snapshot());
+                throw new IOException("read stalled 30 s: " + c.snapshot() + threads());
             }
         }
+    }
+
+    /** Every thread's stack, for a stall's report: where each side's threads wait. */
+    static String threads() {
+        StringBuilder b = new StringBuilder("threads:\n");
+        for (java.util.Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
+            b.append('"').append(e.getKey().getName()).append("\" ").append(e.getKey().getState()).append('\n');
+            StackTraceElement[] st = e.getValue();
+            for (int i = 0; i < Math.min(st.length, 20); i++) {
+                b.append("    at ").append(st[i]).append('\n');
+            }
+        }
+        return b.toString();
     }
 
     /**
