@@ -181,21 +181,19 @@ final class SoftCompletionQueue extends CqFields implements CompletionQueue, Sof
         if (n == 0) {
             SoftQueuePair[] x = xp;
             if (x.length != 0) {
-                boolean found = false;
                 // An event this look fires (the queue armed just before: the engine's look after its arm)
                 // goes to the channel's handler once the queue pairs' locks are released, on this thread,
-                // not to a thread woken for it.
+                // not to a thread woken for it. So whatever the look put here must be returned now: the
+                // arm it used up wakes nobody else (another thread's completions may have landed too).
                 InlineDispatch inline = InlineDispatch.enter();
                 try {
                     for (SoftQueuePair q : x) {
-                        found |= (q.xpService(this) & SoftQueuePair.SERVICE_FOUND) != 0;
+                        q.xpService(this);
                     }
                 } finally {
                     inline.exit();
                 }
-                if (found) {
-                    n = take(completions, limit);
-                }
+                n = take(completions, limit);
             }
         }
         return n;

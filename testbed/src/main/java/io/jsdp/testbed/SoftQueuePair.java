@@ -1606,7 +1606,9 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
                     contended = true;
                 }
             } else if (code == Wire.CODE_RNR || l.tx.responderSilent() || device.faults().isLinkDown()) {
+                long acked = l.txAcked;
                 xpTimers(System.nanoTime()); // a poller runs the requester's timers while it polls
+                did |= l.txAcked != acked; // the timers took answers that came meanwhile: completions
             } else if (l.tx.arrivesInNs(l.txAcked) == 0) {
                 l.nudge(l.txAcked); // arrived, not acted on yet: wake the responder's process if it lingers
             }

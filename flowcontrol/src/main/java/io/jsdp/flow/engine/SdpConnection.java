@@ -1577,7 +1577,7 @@ public final class SdpConnection {
         java.nio.channels.Selector sel = directSelector;
         // held: from here the peer rings nobody else, so this thread arms and looks before it sleeps
         wc.arm(sendsToo);
-        if (progressLocked() != 0) {
+        if (progressLocked() != 0 || eventPending) {
             wc.disarm();
             wc.drain();
             wc.release(me);
@@ -1945,7 +1945,8 @@ public final class SdpConnection {
     /**
      * Arms the queue and looks once more, so a completion that came before the arm is not missed.
      *
-     * @return true when armed with nothing new; false when completions were taken (look again)
+     * @return true when armed with nothing new; false when completions were taken or the look fired
+     *     the event (look again)
      */
     private boolean armLocked() {
         if (released) {
@@ -1965,7 +1966,9 @@ public final class SdpConnection {
             cqArmed = cq.requestNotify(false) == Errno.OK;
             cqArmedSolicited = false;
         }
-        return progressLocked() == 0;
+        // Our own look may fire the event (the device dispatches it to us, the lock's holder: eventPending):
+        // then the arm is used up and parking would wait for an event that already came.
+        return progressLocked() == 0 && !eventPending;
     }
 
     /**
