@@ -37,7 +37,11 @@ public final class FfdcContent {
         // before the handshake picks a scheme the line says which one this side asks for
         check(missing, Pattern.compile("\nflow scheme=(\\w+|\\(asking for \\w+\\)) credits=-?\\d+ ").matcher(s).find(), "credits");
         check(missing, Pattern.compile("\nmseq next=\\d+ lastReceived=-?\\d+\n").matcher(s).find(), "sequence numbers");
-        check(missing, Pattern.compile("\nqueue pair \\d+ [A-Z_]+\n").matcher(s).find(), "queue pair number and state");
+        // SoftRdma goes on with its own view of the queue pair; a device with none ends the line there
+        check(missing, Pattern.compile("\nqueue pair \\d+ [A-Z_]+(: sq post=\\d+ [^\n]*)?\n").matcher(s).find(),
+            "queue pair number and state");
+        check(missing, Pattern.compile("\nevents pending=(true|false) armed=(true|false)").matcher(s).find(),
+            "the engine's event and arm");
         check(missing, Pattern.compile("\nreceive buffers=\\d+x\\d+ posted=\\d+ unreadMessages=\\d+ unreadBytes=\\d+ "
             + "brokenMarkers=\\d+\n").matcher(s).find(), "receive buffer occupancy and markers");
         check(missing, Pattern.compile("\nsend slots=\\d+ goal=\\d+ posted=\\d+ completed=\\d+ open=\\d+\\+\\d+ "
