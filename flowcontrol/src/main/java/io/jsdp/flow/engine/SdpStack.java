@@ -258,6 +258,10 @@ public final class SdpStack implements AutoCloseable {
      * would wait for the connection's lock, which the progress thread then does.
      */
     private boolean onDeviceEvent(CompletionQueue cq) {
+        if (closed) {
+            cq.acknowledgeEvents(1); // no progress thread is left to take it; the queue must close
+            return true;
+        }
         SdpConnection c = byCq.get(cq);
         try {
             if (c != null && !c.onCompletionEventWithoutWaiting()) {
@@ -365,6 +369,7 @@ public final class SdpStack implements AutoCloseable {
         timer.shutdownNow();
         join(progressThread);
         join(cmThread);
+        drainEvents();
         for (SdpConnection c : new ArrayList<>(byCq.values())) {
             c.stackClosing();
             c.finalCleanup();
@@ -380,6 +385,28 @@ public final class SdpStack implements AutoCloseable {
             device.close();
         }
         TRACE.message(TraceLevel.RARE, "stack.close", "SDP stack closed on device " + device.name());
+    }
+
+    /**
+     * Acknowledges the events a device thread queued for the progress thread while it was ending:
+     * a completion queue with an unacknowledged event cannot be destroyed, nor then the channel.
+     */
+    private void drainEvents() {
+        for (;;) {
+            CompletionQueue cq;
+            try {
+                cq = completionChannel.await(0);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (VerbsException e) {
+                return;
+            }
+            if (cq == null) {
+                return;
+            }
+            cq.acknowledgeEvents(1);
+        }
     }
 
     private interface VerbsAction {
