@@ -52,16 +52,20 @@ final class RecvWqe {
             ByteBuffer b = m == null ? null : m.buffer();
             int o = m == null ? 0 : m.offsetOf(a);
             if (i == 0) {
-                buf0 = b;
+                if (buf0 != b) {
+                    buf0 = b; // see ScatterGather.keep
+                }
                 off0 = o;
                 len0 = l;
-                mr0 = m;
+                if (mr0 != m) {
+                    mr0 = m;
+                }
             }
             if (n > 1) {
-                buf[i] = b;
+                ScatterGather.keep(buf, i, b);
                 off[i] = o;
                 len[i] = l;
-                mr[i] = m;
+                ScatterGather.keep(mr, i, m);
             }
             sum += l;
         }

@@ -62,14 +62,19 @@ final class SendWqe {
     void load(SendWorkRequest r, long seq, boolean signalAll, SoftProtectionDomain pd, MemoryRegionTable table) {
         this.seq = seq;
         wrId = r.wrId();
-        opcode = r.opcode();
+        Opcode op = r.opcode();
+        if (opcode != op) {
+            opcode = op; // references are stored only when they change: see ScatterGather.keep
+        }
         flags = r.flags();
         immData = r.immData();
         remoteAddress = r.remoteAddress();
         rkey = r.rkey();
         signaled = signalAll || (flags & SendFlags.SIGNALED) != 0;
         state = POSTED;
-        status = null;
+        if (status != null) {
+            status = null;
+        }
         rnrNaks = 0;
         ackTimeouts = 0;
         awaitingAck = false;
@@ -96,10 +101,10 @@ final class SendWqe {
             }
             sum = pos;
             count = 1;
-            buf[0] = inline;
+            ScatterGather.keep(buf, 0, inline);
             off[0] = 0;
             len[0] = pos;
-            mr[0] = null;
+            ScatterGather.keep(mr, 0, null);
         } else {
             boolean needWrite = opcode == Opcode.RDMA_READ;
             for (int i = 0; i < n; i++) {
@@ -110,10 +115,10 @@ final class SendWqe {
                     || (needWrite && (m.access() & Access.LOCAL_WRITE) == 0))) {
                     localError = true;
                 }
-                buf[i] = m == null ? null : m.buffer();
+                ScatterGather.keep(buf, i, m == null ? null : m.buffer());
                 off[i] = m == null ? 0 : m.offsetOf(a);
                 len[i] = l;
-                mr[i] = m;
+                ScatterGather.keep(mr, i, m);
                 sum += l;
             }
             count = n;

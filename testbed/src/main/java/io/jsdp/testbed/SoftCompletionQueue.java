@@ -131,8 +131,8 @@ final class SoftCompletionQueue extends CqFields implements CompletionQueue, Sof
             }
         }
         e.wrId = wrId;
-        e.status = status;
-        e.opcode = opcode;
+        e.status = (byte) status.ordinal();
+        e.opcode = (byte) opcode.ordinal();
         e.byteLen = byteLen;
         e.immData = immData;
         e.flags = flags;
@@ -209,7 +209,7 @@ final class SoftCompletionQueue extends CqFields implements CompletionQueue, Sof
                 break; // empty (or the producer of position h has not published yet)
             }
             WorkCompletion wc = completions[n];
-            wc.set(e.wrId, e.status, e.opcode, e.byteLen, e.immData, e.flags, e.qpNumber);
+            wc.set(e.wrId, STATUSES[e.status], OPCODES[e.opcode], e.byteLen, e.immData, e.flags, e.qpNumber);
             if (HEAD.compareAndSet(this, h, h + 1)) {
                 n++;
             }
@@ -375,12 +375,16 @@ final class SoftCompletionQueue extends CqFields implements CompletionQueue, Sof
     }
 
     /** One completion slot; fields written by a producer before its sequence number is published. */
+    private static final WcStatus[] STATUSES = WcStatus.values();
+    private static final WcOpcode[] OPCODES = WcOpcode.values();
+
+    /** One slot; ordinals rather than enum references, which would cost G1 a barrier and a card per push. */
     static final class Entry {
         @SuppressWarnings("unused") // accessed through SEQ
         private volatile long seq;
         long wrId;
-        WcStatus status;
-        WcOpcode opcode;
+        byte status;
+        byte opcode;
         int byteLen;
         int immData;
         int flags;
