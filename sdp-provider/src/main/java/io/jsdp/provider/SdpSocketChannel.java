@@ -96,6 +96,12 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     private InetSocketAddress remote;
     private String transport;
     private boolean connectPending;
+    /**
+     * {@link #sdp} once its connect has finished, else null; written under stateLock with the two, read
+     * without it by the calls of every selection and I/O (a lock pair each was a tenth of an event
+     * loop's time).
+     */
+    private volatile SdpConnection established;
     private boolean inputShut;
     /** The keys of the selectors the channel is registered with. */
     private final List<HybridSelector.HybridKey> selectorKeys = new CopyOnWriteArrayList<>();
@@ -159,6 +165,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
 
     /** Keeps the leak cleaner's copy of what the channel holds current; under stateLock. */
     private void holdLocked() {
+        established = connectPending ? null : sdp;
         resources.sdp = sdp;
         resources.tcp = tcp;
         leakGuard.describe((remote == null ? "unconnected" : "to " + remote) + (transport == null ? "" : ", " + transport));
@@ -454,17 +461,15 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
 
     /** The SDP connection once its connect has finished, else null (not SDP, or still connecting). */
     private SdpConnection connectedSdp() {
-        stateLock.lock();
-        try {
-            return connectPending ? null : sdp;
-        } finally {
-            stateLock.unlock();
-        }
+        return established;
     }
 
     @Override
     public int nativeReadyOps() {
-        SdpConnection c;
+        SdpConnection c = established;
+        if (c != null && !connectReady) {
+            return readyOpsEstablished(c);
+        }
         boolean pending;
         stateLock.lock();
         try {
@@ -479,19 +484,23 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         if (c == null) {
             return 0;
         }
-        int r = c.readyOps();
-        if (pending) {
-            if ((r & SdpConnection.OP_CONNECT) == 0) {
-                return 0;
-            }
-            if (c.state() == SdpConnection.State.FAILED && fallbackReason(c.failure()) != null && !isBlocking()) {
-                // Netty and Jetty take OP_CONNECT to mean finishConnect() is true (or throws): so the fallback
-                // starts here, and OP_CONNECT comes from the TCP connect
-                fallBackInSelection(c);
-                return connectReady ? SelectionKey.OP_CONNECT : 0;
-            }
-            return SelectionKey.OP_CONNECT;
+        if (!pending) {
+            return readyOpsEstablished(c);
         }
+        if ((c.readyOps() & SdpConnection.OP_CONNECT) == 0) {
+            return 0;
+        }
+        if (c.state() == SdpConnection.State.FAILED && fallbackReason(c.failure()) != null && !isBlocking()) {
+            // Netty and Jetty take OP_CONNECT to mean finishConnect() is true (or throws): so the fallback
+            // starts here, and OP_CONNECT comes from the TCP connect
+            fallBackInSelection(c);
+            return connectReady ? SelectionKey.OP_CONNECT : 0;
+        }
+        return SelectionKey.OP_CONNECT;
+    }
+
+    private int readyOpsEstablished(SdpConnection c) {
+        int r = c.readyOps();
         if (handedOver.get() != 0) {
             progressHandOvers(c); // the done calls run here, before OP_WRITE is reported
             r = c.readyOps();
@@ -738,6 +747,10 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
     }
 
     private SdpConnection sdpOrNull() throws IOException {
+        SdpConnection c = established;
+        if (c != null && isOpen()) {
+            return c;
+        }
         stateLock.lock();
         try {
             ensureOpen();
