@@ -32,6 +32,8 @@ class SelectorArmTest {
         final Pipe pipe;
         volatile boolean armed;
         int arms;
+        /** What {@link #quiet} answers: whether the device knows the queue pair holds nothing. */
+        volatile boolean quiet;
 
         CountingWake() throws IOException {
             pipe = Pipe.open();
@@ -60,6 +62,11 @@ class SelectorArmTest {
         }
 
         @Override
+        public boolean quiet(boolean sendsToo) {
+            return quiet;
+        }
+
+        @Override
         public void disarm() {
             armed = false;
         }
@@ -78,6 +85,7 @@ class SelectorArmTest {
     /** An SDP channel that is never ready: only its wake channel matters here. */
     private static final class IdleSdpChannel extends AbstractSelectableChannel implements SdpSelectable {
         final CountingWake wake;
+        volatile int polls;
 
         IdleSdpChannel(SelectorProvider provider, CountingWake wake) {
             super(provider);
@@ -94,6 +102,7 @@ class SelectorArmTest {
 
         @Override
         public int nativeReadyOps() {
+            polls++;
             return 0;
         }
 
@@ -190,6 +199,42 @@ class SelectorArmTest {
                 }
             }
             close(jdk);
+        }
+    }
+
+    /**
+     * The look after each arm is the device's quiet check: a key it finds quiet is not polled (a poll
+     * services the queue pair, a quiet check reads a few words), one it does not find quiet is.
+     */
+    @Test
+    void aWaitPollsOnlyTheKeysWhoseQueuePairIsNotQuiet() throws Exception {
+        SpinGovernor noSpin = new SpinGovernor(false, 0, 2, () -> -1);
+        CountingWake[] wakes = new CountingWake[3];
+        IdleSdpChannel[] channels = new IdleSdpChannel[wakes.length];
+        try (Selector sel = new HybridSelector(new io.jsdp.SdpSelectorProvider(), SelectorProvider.provider().openSelector(),
+                0, noSpin)) {
+            for (int i = 0; i < wakes.length; i++) {
+                wakes[i] = new CountingWake();
+                wakes[i].quiet = i != 1;
+                channels[i] = new IdleSdpChannel(sel.provider(), wakes[i]);
+                channels[i].configureBlocking(false);
+                channels[i].register(sel, SelectionKey.OP_READ);
+            }
+            assertEquals(0, sel.select(20)); // the registrations' own polls, and the first arms
+            for (IdleSdpChannel c : channels) {
+                c.polls = 0;
+            }
+            assertEquals(0, sel.select(20));
+            assertEquals(2, wakes[0].arms, "armed for the second wait too");
+            assertEquals(0, channels[0].polls, "quiet: not polled");
+            assertEquals(0, channels[2].polls, "quiet: not polled");
+            assertTrue(channels[1].polls >= 1, "not quiet: polled");
+        } finally {
+            for (CountingWake w : wakes) {
+                if (w != null) {
+                    close(w.pipe);
+                }
+            }
         }
     }
 

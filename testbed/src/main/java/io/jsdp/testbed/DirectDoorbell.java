@@ -34,6 +34,8 @@ final class DirectDoorbell implements WakeChannel {
     private final ByteBuffer ringByte = ByteBuffer.allocateDirect(1);
     private final ByteBuffer drainBuf = ByteBuffer.allocateDirect(64);
     private final AtomicLong rings = new AtomicLong();
+    /** The queue pair whose link this belongs to, for {@link #quiet}; set once linked. */
+    private volatile SoftQueuePair queuePair;
 
     DirectDoorbell(Wire own, String name) {
         this.own = own;
@@ -103,6 +105,16 @@ final class DirectDoorbell implements WakeChannel {
     public void arm(boolean sendsToo) {
         own.armDirect(sendsToo);
         java.lang.invoke.VarHandle.fullFence();
+    }
+
+    void queuePair(SoftQueuePair qp) {
+        queuePair = qp;
+    }
+
+    @Override
+    public boolean quiet(boolean sendsToo) {
+        SoftQueuePair qp = queuePair;
+        return qp != null && !dead && qp.xpQuiet(sendsToo);
     }
 
     @Override

@@ -199,6 +199,12 @@ final class SoftCompletionQueue extends CqFields implements CompletionQueue, Sof
         return n;
     }
 
+    /** Whether no published entry waits to be taken (a racy look: one may be published right after). */
+    boolean looksEmpty() {
+        long h = (long) HEAD.getOpaque(this);
+        return (long) SEQ.getAcquire(ring[(int) h & mask]) != h + 1;
+    }
+
     /** Copies out and claims up to {@code limit} published entries. */
     private int take(WorkCompletion[] completions, int limit) {
         int n = 0;

@@ -507,6 +507,7 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
             l.rx.responderWantsDoorbell(true);
             this.retryCount = p.retryCount();
             this.rnrRetryCount = p.rnrRetryCount();
+            l.direct.queuePair(this);
             this.link = l;
             sendCq.addXp(this);
             recvCq.addXp(this);
@@ -1614,6 +1615,25 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
             }
         }
         return (did ? SERVICE_FOUND : 0) | (contended ? SERVICE_CONTENDED : 0) | (arriving ? SERVICE_ARRIVING : 0);
+    }
+
+    /**
+     * Whether a poll would find nothing for this queue pair ({@link io.jsdp.verbs.WakeChannel#quiet}):
+     * its completion queues hold nothing, no message of the peer waits at the head of our receive
+     * wire, the responder's state needs no word to the peer, and (with {@code sendsToo}) no message
+     * of ours is in flight. Every read mirrors a condition on which {@link #xpService} acts; any doubt
+     * (link down, messages in flight that count) says not quiet.
+     */
+    boolean xpQuiet(boolean sendsToo) {
+        XpLink l = link;
+        if (l == null || destroyed || device.faults().isLinkDown() || !sendCq.looksEmpty() || !recvCq.looksEmpty()) {
+            return false;
+        }
+        if (l.rx.published(l.rxHead) || l.silent == readyToRespond()) {
+            return false;
+        }
+        long out = l.txSeq - l.txAcked;
+        return out == 0 || !sendsToo && out < l.tx.slots() >> 1;
     }
 
     /**

@@ -183,6 +183,35 @@ class XpQueuePairTest {
         }
     }
 
+    /**
+     * The quiet check a selector makes instead of polling an idle queue pair (issue 27) finds what a
+     * poll would: a message published and not taken, a completion not polled, a send in flight when
+     * sends count.
+     */
+    @Test
+    void quietCheckFindsWhatAPollWould() throws Exception {
+        connect(0);
+        assertTrue(a.qp.xpQuiet(true) && b.qp.xpQuiet(true), "a new link holds nothing");
+        assertEquals(Errno.OK, b.recv(1, 0, 1024));
+        fill(a.mr, 0, 64, 9);
+        assertEquals(Errno.OK, a.send(2, Opcode.SEND, SendFlags.SIGNALED, 0, 64, 0, 0));
+        assertTrue(!b.qp.xpQuiet(false), "the message is published (or taken into the queue) and not polled");
+        assertTrue(!a.qp.xpQuiet(true), "a send in flight counts when sends do");
+        WorkCompletion r = b.poll();
+        assertEquals(WcOpcode.RECV, r.opcode());
+        assertTrue(b.qp.xpQuiet(false), "polled: nothing left");
+        assertEquals(2, a.poll().wrId());
+        assertTrue(a.qp.xpQuiet(true), "answered and polled: nothing in flight");
+        io.jsdp.verbs.WakeChannel wc = b.qp.wakeChannel();
+        if (wc != null) {
+            assertTrue(wc.quiet(true), "the wake channel asks its queue pair");
+            assertEquals(Errno.OK, b.recv(3, 0, 1024));
+            assertEquals(Errno.OK, a.send(4, Opcode.SEND, 0, 0, 8, 0, 0));
+            assertTrue(!wc.quiet(false), "the wake channel sees the message too");
+            assertEquals(3, b.poll().wrId());
+        }
+    }
+
     @Test
     void streamsManyMessagesInOrderThroughTheDataArea() throws Exception {
         connect(7);

@@ -54,6 +54,22 @@ public interface WakeChannel {
      */
     void arm(boolean sendsToo);
 
+    /**
+     * Whether the device knows that a look at the completion queue would find nothing: no completion
+     * waits in its queues, and the peer has published no message (and, with {@code sendsToo}, no
+     * answer) that this side has not taken. A few reads of memory, against a poll of the queue (which
+     * services the queue pair): a selector about to block arms many idle channels, and the look after
+     * each arm is this check; only a channel that is not quiet is polled. Called after {@link #arm}, it
+     * is the look after the arm (the peer publishes after its check of the arm, or rings); called
+     * without an arm, what comes after it is found by the look before the next wait.
+     *
+     * @param sendsToo whether answers to this side's sends count
+     * @return true only when certainly nothing is there; false when something may be (the default)
+     */
+    default boolean quiet(boolean sendsToo) {
+        return false;
+    }
+
     /** Withdraws the arm (a ring may still be on its way: harmless, {@link #drain()} takes it). */
     void disarm();
 
