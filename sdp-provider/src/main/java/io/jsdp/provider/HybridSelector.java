@@ -90,6 +90,8 @@ final class HybridSelector extends AbstractSelector {
     /** Keys armed for this selection's wait; disarmed when it ends, so that peers stop ringing an awake selector. */
     private HybridKey[] armed = new HybridKey[16];
     private int armedCount;
+    /** The number every arm of the current blocking selection carries ({@link io.jsdp.verbs.WakeChannel#newWait}). */
+    private int waitNumber;
     /** A wake channel was rung in this selection's inner wait. */
     private boolean rung;
     /**
@@ -251,6 +253,7 @@ final class HybridSelector extends AbstractSelector {
         armWakes(false);
         if (timeoutMs >= 0) {
             selecting = Thread.currentThread();
+            waitNumber = io.jsdp.verbs.WakeChannel.newWait(); // one ring per wait from each peer process
             blocking = true; // before the poll: a signal after it sees the flag and wakes the wait
             try {
                 int found = pollSdp();
@@ -433,6 +436,7 @@ final class HybridSelector extends AbstractSelector {
      * After a selection that armed: withdraws every arm the wait left standing and lists the keys to be
      * armed again before the next wait. An arm outliving its wait makes the peer ring an awake
      * selector (a write there, a drain and a wake-up of the next wait here) once per armed connection.
+     * An arm the peer took is a key to look at: its ring may have gone to another key of the wait.
      */
     private void disarmAfterWait() {
         for (int i = 0; i < armedCount; i++) {
@@ -440,7 +444,9 @@ final class HybridSelector extends AbstractSelector {
             armed[i] = null;
             io.jsdp.verbs.WakeChannel wc = k.wake;
             if (wc != null && k.isValid()) {
-                wc.disarm(); // a ring already on its way is drained at the next selection
+                if (wc.disarm()) { // a ring already on its way is drained at the next selection
+                    signal(k);
+                }
                 addToArm(k);
             }
         }
@@ -448,11 +454,11 @@ final class HybridSelector extends AbstractSelector {
     }
 
     /** @return whether the arm covers sends too */
-    private static boolean armWake(HybridKey k, io.jsdp.verbs.WakeChannel wc) {
+    private boolean armWake(HybridKey k, io.jsdp.verbs.WakeChannel wc) {
         SdpSelectable s = k.source;
         boolean sendsToo = (k.interestOpsRaw() & (SelectionKey.OP_WRITE | SelectionKey.OP_CONNECT)) != 0 || s == null
             || s.wakeOnSends();
-        wc.arm(sendsToo);
+        wc.arm(sendsToo, waitNumber);
         return sendsToo;
     }
 

@@ -34,6 +34,8 @@ class SelectorArmTest {
         int arms;
         /** What {@link #quiet} answers: whether the device knows the queue pair holds nothing. */
         volatile boolean quiet;
+        /** What {@link #disarm} answers: whether the peer took the arm (its ring went to another channel). */
+        volatile boolean taken;
 
         CountingWake() throws IOException {
             pipe = Pipe.open();
@@ -56,7 +58,7 @@ class SelectorArmTest {
         }
 
         @Override
-        public void arm(boolean sendsToo) {
+        public void arm(boolean sendsToo, int wait) {
             armed = true;
             arms++;
         }
@@ -67,8 +69,9 @@ class SelectorArmTest {
         }
 
         @Override
-        public void disarm() {
+        public boolean disarm() {
             armed = false;
+            return taken;
         }
 
         @Override
@@ -235,6 +238,32 @@ class SelectorArmTest {
                     close(w.pipe);
                 }
             }
+        }
+    }
+
+    /**
+     * The peer rings one channel per wait: an arm it took without a ring is found when the selection
+     * withdraws it, and that key is polled before the selection returns.
+     */
+    @Test
+    void anArmTakenWithoutARingIsPolledAfterTheWait() throws Exception {
+        SpinGovernor noSpin = new SpinGovernor(false, 0, 2, () -> -1);
+        CountingWake wake = new CountingWake();
+        wake.quiet = true;
+        try (Selector sel = new HybridSelector(new io.jsdp.SdpSelectorProvider(), SelectorProvider.provider().openSelector(),
+                0, noSpin)) {
+            IdleSdpChannel ch = new IdleSdpChannel(sel.provider(), wake);
+            ch.configureBlocking(false);
+            ch.register(sel, SelectionKey.OP_READ);
+            assertEquals(0, sel.select(20));
+            ch.polls = 0;
+            assertEquals(0, sel.select(20));
+            assertEquals(0, ch.polls, "quiet and not taken: not polled");
+            wake.taken = true;
+            assertEquals(0, sel.select(20));
+            assertEquals(1, ch.polls, "taken: polled once the wait ended");
+        } finally {
+            close(wake.pipe);
         }
     }
 

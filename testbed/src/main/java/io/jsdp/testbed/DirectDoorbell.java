@@ -102,8 +102,8 @@ final class DirectDoorbell implements WakeChannel {
     }
 
     @Override
-    public void arm(boolean sendsToo) {
-        own.armDirect(sendsToo);
+    public void arm(boolean sendsToo, int wait) {
+        own.armDirect(sendsToo, wait);
         java.lang.invoke.VarHandle.fullFence();
     }
 
@@ -118,8 +118,8 @@ final class DirectDoorbell implements WakeChannel {
     }
 
     @Override
-    public void disarm() {
-        own.disarmDirect();
+    public boolean disarm() {
+        return own.disarmDirect();
     }
 
     @Override

@@ -23,8 +23,9 @@ import java.nio.ByteOrder;
  *    256 withdrawn (i64): the one message to cancel if not yet taken, -1 for none   requester
  *    264 closed (i32): the requester is in ERROR, take nothing more                    requester
  *    320 the requester's direct doorbell (i32): 0 nobody waits there, 2 a thread holds it (awake),
- *        1 armed (about to sleep), 3 armed for messages only; the responder that rings takes the arm
- *        (→ 2) ({@link DirectDoorbell})
+ *        1 armed (about to sleep), 3 armed for messages only, in the low two bits; an arm carries its
+ *        wait's number in the other 30; the responder that rings takes the arm (→ 2)
+ *        ({@link DirectDoorbell})
  *  slots (128 B each, slot = sequence &amp; (slots - 1)), written by the requester only
  *    0   published (i64) = sequence &lt;&lt; 8 | 1
  *    8   opcode (i32)  12 send flags (i32)  16 length (i32)  20 immediate (i32)
@@ -251,12 +252,21 @@ final class Wire {
 
     /** {@link #peerDirect}: no thread of the owner waits on its direct doorbell. */
     static final int DIRECT_NONE = 0;
-    /** {@link #peerDirect}: the owner's waiter was armed; the caller took the arm and must ring. */
+    /**
+     * {@link #peerDirect}, in the low two bits: the owner's waiter was armed; the caller took the arm
+     * and must ring (the wait's number in the other bits, {@link #directWait}).
+     */
     static final int DIRECT_RING = 1;
     /** {@link #peerDirect}: the owner's waiter is awake in its wait loop and looks before it sleeps. */
     static final int DIRECT_PRESENT = 2;
-    /** The word's value while the owner's waiter is armed for messages only (answers need no ring). */
+    /** The word's state while the owner's waiter is armed for messages only (answers need no ring). */
     private static final int DIRECT_RING_MESSAGES = 3;
+    private static final int DIRECT_STATE = 3;
+
+    /** The number of the wait whose arm a {@link #peerDirect} result took (0 for none). */
+    static int directWait(int peerDirect) {
+        return peerDirect >>> 2;
+    }
 
     /** The owner's thread holds its direct doorbell: it looks (arming first) before it sleeps. */
     void enterDirect() {
@@ -264,17 +274,31 @@ final class Wire {
     }
 
     /**
-     * Arms the owner's direct doorbell: the peer's next message or answer rings it. A volatile store;
-     * the caller fences and looks at both wires afterwards (a Dekker pair with {@link #peerDirect}).
+     * Arms the owner's direct doorbell for wait {@code wait}: the peer's next message or answer rings
+     * it. A volatile store; the caller fences and looks at both wires afterwards (a Dekker pair with
+     * {@link #peerDirect}).
+     *
+     * @param wait the wait's number, 30 bits ({@link io.jsdp.verbs.WakeChannel#newWait})
      */
-    void armDirect(boolean answersToo) {
-        INTS.setVolatile(buf, DIRECT_OFF, answersToo ? DIRECT_RING : DIRECT_RING_MESSAGES);
+    void armDirect(boolean answersToo, int wait) {
+        INTS.setVolatile(buf, DIRECT_OFF, (answersToo ? DIRECT_RING : DIRECT_RING_MESSAGES) | wait << 2);
     }
 
-    /** Withdraws the owner's arm, unless a ringer took it already; the owner still holds the doorbell. */
-    void disarmDirect() {
-        if (!INTS.compareAndSet(buf, DIRECT_OFF, DIRECT_RING, DIRECT_PRESENT)) {
-            INTS.compareAndSet(buf, DIRECT_OFF, DIRECT_RING_MESSAGES, DIRECT_PRESENT);
+    /**
+     * Withdraws the owner's arm, unless a ringer took it already; the owner still holds the doorbell.
+     *
+     * @return true when a ringer took the arm (its ring may have gone to another channel of the wait)
+     */
+    boolean disarmDirect() {
+        for (;;) {
+            int w = (int) INTS.getVolatile(buf, DIRECT_OFF);
+            int state = w & DIRECT_STATE;
+            if (state != DIRECT_RING && state != DIRECT_RING_MESSAGES) {
+                return w == DIRECT_PRESENT; // taken (the owner's arm is the only other way out of PRESENT)
+            }
+            if (INTS.compareAndSet(buf, DIRECT_OFF, w, DIRECT_PRESENT)) {
+                return false;
+            }
         }
     }
 
@@ -303,12 +327,13 @@ final class Wire {
      */
     int peerDirect(boolean answer) {
         int w = (int) INTS.getVolatile(buf, DIRECT_OFF);
-        if (w == DIRECT_RING || w == DIRECT_RING_MESSAGES && !answer) {
-            return INTS.compareAndSet(buf, DIRECT_OFF, w, DIRECT_PRESENT) ? DIRECT_RING : DIRECT_PRESENT;
+        int state = w & DIRECT_STATE;
+        if (state == DIRECT_RING || state == DIRECT_RING_MESSAGES && !answer) {
+            return INTS.compareAndSet(buf, DIRECT_OFF, w, DIRECT_PRESENT) ? DIRECT_RING | w & ~DIRECT_STATE : DIRECT_PRESENT;
         }
         // armed for messages only and this is an answer: its next look finds it; any other value is a
         // malformed peer's, which gets the device's doorbell
-        return w == DIRECT_PRESENT || w == DIRECT_RING_MESSAGES ? DIRECT_PRESENT : DIRECT_NONE;
+        return w == DIRECT_PRESENT || state == DIRECT_RING_MESSAGES ? DIRECT_PRESENT : DIRECT_NONE;
     }
 
 

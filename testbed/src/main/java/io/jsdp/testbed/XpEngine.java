@@ -127,6 +127,8 @@ final class XpEngine {
     private final ConcurrentHashMap<String, SharedSegment> peerSegments = new ConcurrentHashMap<>();
     /** Links to each peer process. */
     private final ConcurrentHashMap<NodeId, Integer> links = new ConcurrentHashMap<>();
+    /** Per peer process linked: the waits of it rung lately ({@link RingMemo}). */
+    private final ConcurrentHashMap<NodeId, RingMemo> ringMemos = new ConcurrentHashMap<>();
     private final Thread thread;
     private volatile boolean running = true;
     /** Set when a completion queue is armed, so the thread re-evaluates at once. */
@@ -252,6 +254,7 @@ final class XpEngine {
         qps.addIfAbsent(qp);
         updateByNumber();
         links.merge(l.peerNode, 1, Integer::sum);
+        l.ringMemo = ringMemos.computeIfAbsent(l.peerNode, n -> new RingMemo());
         armed();
     }
 
@@ -265,6 +268,7 @@ final class XpEngine {
         peerSegments.remove(l.rxSegmentName);
         if (links.merge(l.peerNode, -1, Integer::sum) <= 0) {
             links.remove(l.peerNode);
+            ringMemos.remove(l.peerNode);
             forgetPeer(l.peerNode);
         }
     }

@@ -31,6 +31,8 @@ final class XpLink {
     final SoftDevice localPeer;
     /** The queue pairs' direct doorbell: rung first when the peer's waiter is armed on it. */
     final DirectDoorbell direct;
+    /** The peer process's waits rung lately, shared by this device's links to it; set once linked. */
+    volatile RingMemo ringMemo;
 
     // ---- requester: guarded by sqLock (read racily as hints by pollers) ----
     /** Messages published. */
@@ -167,7 +169,26 @@ final class XpLink {
      */
     private boolean ringDirect(boolean answer) {
         int d = rx.peerDirect(answer);
-        return d == Wire.DIRECT_PRESENT || d == Wire.DIRECT_RING && direct.ring();
+        if (d == Wire.DIRECT_PRESENT) {
+            return true;
+        }
+        if ((d & 3) != Wire.DIRECT_RING) {
+            return false; // nobody holds it: the device's doorbell
+        }
+        int wait = Wire.directWait(d);
+        RingMemo memo = ringMemo;
+        if (wait == 0 || memo == null) {
+            return direct.ring();
+        }
+        long now = System.nanoTime();
+        if (memo.rungLately(wait, now)) {
+            return true; // the wait's waiter is woken already and finds this arm taken when it disarms
+        }
+        if (!direct.ring()) {
+            return false;
+        }
+        memo.rung(wait, now);
+        return true;
     }
 
     @Override

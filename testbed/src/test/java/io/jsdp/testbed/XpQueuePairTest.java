@@ -212,6 +212,79 @@ class XpQueuePairTest {
         }
     }
 
+    /**
+     * A waiter that arms several wake channels for one wait (a selector) is rung once by the peer,
+     * however many of its queue pairs the peer writes to; each arm the peer took says so at the
+     * disarm. Arms of different waits are each rung.
+     */
+    @Test
+    void onePeerRingsAWaitOnceWhateverItsChannels() throws Exception {
+        connect(0);
+        Side a2 = new Side(devA, 1);
+        Side b2 = new Side(devB, 1);
+        NodeId me = NodeId.current();
+        XpEndpoint ea = a2.qp.openWire();
+        XpEndpoint eb = b2.qp.openWire();
+        ConnectionParameters p = new ConnectionParameters().retryCount(2).rnrRetryCount(0);
+        b2.qp.connectRemote(me, ea, p);
+        a2.qp.connectRemote(me, eb, p);
+        a.qp.openDirect(); // as the connection manager's active side does
+        a2.qp.openDirect();
+        io.jsdp.verbs.WakeChannel w1 = b.qp.wakeChannel();
+        io.jsdp.verbs.WakeChannel w2 = b2.qp.wakeChannel();
+        assertNotNull(w1);
+        assertNotNull(w2);
+        Object waiter = new Object();
+        long deadline = System.nanoTime() + WAIT_NS;
+        while (!(w1.claim(waiter) && w2.claim(waiter))) { // usable once the peer confirmed the connection
+            assertTrue(System.nanoTime() < deadline, "wake channels not usable within 5 s");
+            Thread.sleep(1);
+        }
+        try (java.nio.channels.Selector sel = java.nio.channels.Selector.open()) {
+            w1.channel().register(sel, java.nio.channels.SelectionKey.OP_READ);
+            w2.channel().register(sel, java.nio.channels.SelectionKey.OP_READ);
+            int wait = io.jsdp.verbs.WakeChannel.newWait();
+            w1.arm(false, wait);
+            w2.arm(false, wait);
+            assertEquals(Errno.OK, b.recv(1, 0, 1024));
+            assertEquals(Errno.OK, b2.recv(2, 0, 1024));
+            assertEquals(Errno.OK, a.send(3, Opcode.SEND, 0, 0, 8, 0, 0));
+            assertEquals(Errno.OK, a2.send(4, Opcode.SEND, 0, 0, 8, 0, 0));
+            assertEquals(1, b.poll().wrId());
+            assertEquals(2, b2.poll().wrId());
+            assertEquals(1, readable(sel), "one ring for the wait");
+            assertTrue(w1.disarm() && w2.disarm(), "both arms taken");
+            w1.drain();
+            w2.drain();
+
+            w1.arm(false, io.jsdp.verbs.WakeChannel.newWait());
+            w2.arm(false, io.jsdp.verbs.WakeChannel.newWait());
+            assertEquals(Errno.OK, b.recv(5, 0, 1024));
+            assertEquals(Errno.OK, b2.recv(6, 0, 1024));
+            assertEquals(Errno.OK, a.send(7, Opcode.SEND, 0, 0, 8, 0, 0));
+            assertEquals(Errno.OK, a2.send(8, Opcode.SEND, 0, 0, 8, 0, 0));
+            assertEquals(5, b.poll().wrId());
+            assertEquals(6, b2.poll().wrId());
+            deadline = System.nanoTime() + WAIT_NS;
+            int n;
+            while ((n = readable(sel)) < 2 && System.nanoTime() < deadline) {
+                Thread.sleep(1);
+            }
+            assertEquals(2, n, "two waits: two rings");
+            assertTrue(w1.disarm() && w2.disarm(), "both arms taken");
+        } finally {
+            w1.release(waiter);
+            w2.release(waiter);
+        }
+    }
+
+    /** The channels of {@code sel} with a ring to read, after the ring had time to arrive. */
+    private static int readable(java.nio.channels.Selector sel) throws Exception {
+        Thread.sleep(50);
+        sel.selectedKeys().clear();
+        return sel.selectNow();
+    }
+
     @Test
     void streamsManyMessagesInOrderThroughTheDataArea() throws Exception {
         connect(7);

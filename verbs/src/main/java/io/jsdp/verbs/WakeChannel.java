@@ -52,7 +52,32 @@ public interface WakeChannel {
      *
      * @param sendsToo whether completions of sends must end the wait too
      */
-    void arm(boolean sendsToo);
+    default void arm(boolean sendsToo) {
+        arm(sendsToo, newWait());
+    }
+
+    /**
+     * Arms as {@link #arm(boolean)} does, for wait number {@code wait}: a waiter that waits on several
+     * wake channels at once (a selector) arms them all with one number. Of the arms of one wait, the
+     * peer rings the channel of the first it takes; the others it takes without a ring while that ring
+     * is recent, and the waiter learns of them from {@link #disarm()}. One ring per wait, not one per
+     * connection the peer writes to: a selector that slept through a batch of 64 messages was rung 64
+     * times (a system call on each side per message).
+     *
+     * @param sendsToo whether completions of sends must end the wait too
+     * @param wait the wait's number ({@link #newWait}), the same for every channel of one wait
+     */
+    void arm(boolean sendsToo, int wait);
+
+    /**
+     * A number for a new wait, for {@link #arm(boolean, int)}: 30 bits, not 0, distinct in this process
+     * for the next 2<sup>30</sup> waits (a peer forgets a ring long before).
+     *
+     * @return the number
+     */
+    static int newWait() {
+        return WaitNumbers.next();
+    }
 
     /**
      * Whether the device knows that a look at the completion queue would find nothing: no completion
@@ -70,8 +95,13 @@ public interface WakeChannel {
         return false;
     }
 
-    /** Withdraws the arm (a ring may still be on its way: harmless, {@link #drain()} takes it). */
-    void disarm();
+    /**
+     * Withdraws the arm (a ring may still be on its way: harmless, {@link #drain()} takes it).
+     *
+     * @return true when the peer took the arm meanwhile: something came for this queue pair, whether
+     *     or not its ring came to this channel (see {@link #arm(boolean, int)}); look at it
+     */
+    boolean disarm();
 
     /**
      * Consumes the rings waiting in the channel, without blocking.
