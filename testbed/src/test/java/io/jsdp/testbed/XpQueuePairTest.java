@@ -246,12 +246,8 @@ class XpQueuePairTest {
             int wait = io.jsdp.verbs.WakeChannel.newWait();
             w1.arm(false, wait);
             w2.arm(false, wait);
-            assertEquals(Errno.OK, b.recv(1, 0, 1024));
-            assertEquals(Errno.OK, b2.recv(2, 0, 1024));
-            assertEquals(Errno.OK, a.send(3, Opcode.SEND, 0, 0, 8, 0, 0));
-            assertEquals(Errno.OK, a2.send(4, Opcode.SEND, 0, 0, 8, 0, 0));
-            assertEquals(1, b.poll().wrId());
-            assertEquals(2, b2.poll().wrId());
+            oneMessage(a, b, 1);
+            oneMessage(a2, b2, 2);
             assertEquals(1, readable(sel), "one ring for the wait");
             assertTrue(w1.disarm() && w2.disarm(), "both arms taken");
             w1.drain();
@@ -259,12 +255,8 @@ class XpQueuePairTest {
 
             w1.arm(false, io.jsdp.verbs.WakeChannel.newWait());
             w2.arm(false, io.jsdp.verbs.WakeChannel.newWait());
-            assertEquals(Errno.OK, b.recv(5, 0, 1024));
-            assertEquals(Errno.OK, b2.recv(6, 0, 1024));
-            assertEquals(Errno.OK, a.send(7, Opcode.SEND, 0, 0, 8, 0, 0));
-            assertEquals(Errno.OK, a2.send(8, Opcode.SEND, 0, 0, 8, 0, 0));
-            assertEquals(5, b.poll().wrId());
-            assertEquals(6, b2.poll().wrId());
+            oneMessage(a, b, 3);
+            oneMessage(a2, b2, 4);
             deadline = System.nanoTime() + WAIT_NS;
             int n;
             while ((n = readable(sel)) < 2 && System.nanoTime() < deadline) {
@@ -276,6 +268,13 @@ class XpQueuePairTest {
             w1.release(waiter);
             w2.release(waiter);
         }
+    }
+
+    /** One message from {@code from} to {@code to}, received there (its receive's id {@code id}). */
+    private static void oneMessage(Side from, Side to, long id) {
+        assertEquals(Errno.OK, to.recv(id, 0, 1024));
+        assertEquals(Errno.OK, from.send(100 + id, Opcode.SEND, 0, 0, 8, 0, 0));
+        assertEquals(id, to.poll().wrId());
     }
 
     /** The channels of {@code sel} with a ring to read, after the ring had time to arrive. */
