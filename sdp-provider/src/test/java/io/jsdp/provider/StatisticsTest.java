@@ -182,20 +182,25 @@ class StatisticsTest {
         assertTrue(SocketRegistry.size() < listed, "the collected channel's entry was purged");
     }
 
+    /** The JVM's MXBean, once registered (registration runs on a thread of its own: up to 10 s). */
+    private static SdpMXBean registeredMxBean() throws Exception {
+        MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+        ObjectName name = new ObjectName(SdpMXBean.OBJECT_NAME);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!server.isRegistered(name)) {
+            assertTrue(System.nanoTime() < deadline, "not registered: " + SdpManagement.registrationProblem());
+            Thread.sleep(10);
+        }
+        return JMX.newMXBeanProxy(server, name, SdpMXBean.class);
+    }
+
     @Test
     void theMxBeanIsRegisteredAndAnswers() throws Exception {
         try (ServerSocketChannel listener = JSDP.openServerSocketChannel().bind(LOOPBACK);
              SocketChannel client = connect(JSDP, listener.getLocalAddress());
              SocketChannel accepted = listener.accept()) {
             exchange(client, accepted, 5000);
-            MBeanServer server = ManagementFactory.getPlatformMBeanServer();
-            ObjectName name = new ObjectName(SdpMXBean.OBJECT_NAME);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (!server.isRegistered(name)) {
-                assertTrue(System.nanoTime() < deadline, "not registered: " + SdpManagement.registrationProblem());
-                Thread.sleep(10);
-            }
-            SdpMXBean proxy = JMX.newMXBeanProxy(server, name, SdpMXBean.class);
+            SdpMXBean proxy = registeredMxBean();
             assertTrue(proxy.getDevice().contains("soft"), proxy.getDevice());
             assertTrue(proxy.getBytesSent() >= 5000);
             assertTrue(proxy.getSdpConnectionsLive() >= 2);
@@ -260,14 +265,7 @@ class StatisticsTest {
                     assertTrue(c.getRnrRetries() > 0, "sends beyond the reader's buffers waited in the device: " + c + "\n"
                         + SdpManagement.dumpText());
                     assertEquals(0, info(accepted).getRnrRetries(), "the reader's credit updates always found a buffer");
-                    MBeanServer server = ManagementFactory.getPlatformMBeanServer();
-                    ObjectName name = new ObjectName(SdpMXBean.OBJECT_NAME);
-                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-                    while (!server.isRegistered(name)) {
-                        assertTrue(System.nanoTime() < deadline, "not registered: " + SdpManagement.registrationProblem());
-                        Thread.sleep(10);
-                    }
-                    SdpMXBean proxy = JMX.newMXBeanProxy(server, name, SdpMXBean.class);
+                    SdpMXBean proxy = registeredMxBean();
                     assertTrue(proxy.getRnrRetries() >= c.getRnrRetries(), "the JVM's total: " + proxy.getRnrRetries());
                     in.limit(in.capacity());
                     while (in.hasRemaining()) {
