@@ -380,11 +380,13 @@ final class SoftCompletionQueue extends CqFields implements CompletionQueue, Sof
         tracked.release();
     }
 
-    /** One completion slot; fields written by a producer before its sequence number is published. */
     private static final WcStatus[] STATUSES = WcStatus.values();
     private static final WcOpcode[] OPCODES = WcOpcode.values();
 
-    /** One slot; ordinals rather than enum references, which would cost G1 a barrier and a card per push. */
+    /**
+     * One completion slot; fields written by a producer before its sequence number is published.
+     * Ordinals rather than enum references, which would cost G1 a write barrier and a card per push.
+     */
     static final class Entry {
         @SuppressWarnings("unused") // accessed through SEQ
         private volatile long seq;
