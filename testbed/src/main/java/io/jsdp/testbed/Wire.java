@@ -261,7 +261,8 @@ final class Wire {
     static final int DIRECT_PRESENT = 2;
     /** The word's state while the owner's waiter is armed for messages only (answers need no ring). */
     private static final int DIRECT_RING_MESSAGES = 3;
-    private static final int DIRECT_STATE = 3;
+    /** The low two bits of the word and of a {@link #peerDirect} result: its state. */
+    static final int DIRECT_STATE = 3;
 
     /** The number of the wait whose arm a {@link #peerDirect} result took (0 for none). */
     static int directWait(int peerDirect) {

@@ -172,7 +172,7 @@ final class XpLink {
         if (d == Wire.DIRECT_PRESENT) {
             return true;
         }
-        if ((d & 3) != Wire.DIRECT_RING) {
+        if ((d & Wire.DIRECT_STATE) != Wire.DIRECT_RING) {
             return false; // nobody holds it: the device's doorbell
         }
         int wait = Wire.directWait(d);
