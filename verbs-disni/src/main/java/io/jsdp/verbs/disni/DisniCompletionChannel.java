@@ -6,7 +6,7 @@ import io.jsdp.verbs.CompletionQueue;
 import io.jsdp.verbs.Errno;
 import io.jsdp.verbs.RdmaDevice;
 import io.jsdp.verbs.VerbsException;
-import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -25,7 +25,13 @@ final class DisniCompletionChannel implements CompletionChannel, DisniObject {
 
     private final DisniDevice device;
     private final Tracked tracked;
-    final CopyOnWriteArrayList<DisniCompletionQueue> queues = new CopyOnWriteArrayList<>();
+    private static final DisniCompletionQueue[] NONE = {};
+
+    /**
+     * The queues of this channel, replaced whole when one joins or leaves; a waiter reads it once per round,
+     * so a queue destroyed by another thread while it looks cannot shift the indices it walks.
+     */
+    private volatile DisniCompletionQueue[] queues = NONE;
     /** Where the next round of looking starts with several queues; racy on purpose (fairness only). */
     private int next;
     private volatile boolean closed;
@@ -34,6 +40,25 @@ final class DisniCompletionChannel implements CompletionChannel, DisniObject {
         this.device = device;
         this.tracked = device.resources().track(this, "completion channel", "completion channel on " + device.name());
         device.register(this);
+    }
+
+    synchronized void add(DisniCompletionQueue q) {
+        DisniCompletionQueue[] now = Arrays.copyOf(queues, queues.length + 1);
+        now[now.length - 1] = q;
+        queues = now;
+    }
+
+    synchronized void remove(DisniCompletionQueue q) {
+        DisniCompletionQueue[] now = queues;
+        for (int i = 0; i < now.length; i++) {
+            if (now[i] == q) {
+                DisniCompletionQueue[] less = new DisniCompletionQueue[now.length - 1];
+                System.arraycopy(now, 0, less, 0, i);
+                System.arraycopy(now, i + 1, less, i, less.length - i);
+                queues = less;
+                return;
+            }
+        }
     }
 
     RdmaDevice device() {
@@ -55,29 +80,30 @@ final class DisniCompletionChannel implements CompletionChannel, DisniObject {
                 throw new InterruptedException();
             }
             long remainingNs = timeoutNs - (System.nanoTime() - start);
-            int n = queues.size();
+            DisniCompletionQueue[] qs = queues;
+            int n = qs.length;
             if (n == 0) {
                 if (remainingNs <= 0) {
                     return null;
                 }
                 LockSupport.parkNanos(Math.min(remainingNs, TimeUnit.MILLISECONDS.toNanos(SLICE_MS)));
             } else if (n == 1) {
-                DisniCompletionQueue q = queues.get(0);
+                DisniCompletionQueue q = qs[0];
                 if (q.waitEvent(remainingNs <= 0 ? 0 : (int) Math.min(SLICE_MS, ceilMs(remainingNs)))) {
                     return q;
                 }
             } else {
                 int from = next;
                 for (int i = 0; i < n; i++) {
-                    DisniCompletionQueue q = queues.get((from + i) % n);
+                    DisniCompletionQueue q = qs[(from + i) % n];
                     if (q.waitEvent(0)) {
-                        next = from + i + 1;
+                        next = (from + i + 1) % n;
                         return q;
                     }
                 }
                 if (remainingNs > 0) {
-                    DisniCompletionQueue q = queues.get(from % n);
-                    next = from + 1;
+                    DisniCompletionQueue q = qs[from % n];
+                    next = (from + 1) % n;
                     if (q.waitEvent(1)) {
                         return q;
                     }
@@ -96,9 +122,10 @@ final class DisniCompletionChannel implements CompletionChannel, DisniObject {
 
     @Override
     public void close() throws VerbsException {
-        if (!queues.isEmpty()) {
+        int n = queues.length;
+        if (n != 0) {
             throw new VerbsException(Errno.EBUSY, "completion channel on " + device.name() + " still has "
-                + queues.size() + " completion queue(s)");
+                + n + " completion queue(s)");
         }
         forceClose();
     }

@@ -83,7 +83,7 @@ final class DisniCompletionQueue implements CompletionQueue, DisniObject {
         this.tracked = device.resources().track(this, "CQ", "CQ of " + entries + " on " + device.name());
         device.register(this);
         if (channel != null) {
-            channel.queues.add(this);
+            channel.add(this);
         }
     }
 
@@ -315,7 +315,7 @@ final class DisniCompletionQueue implements CompletionQueue, DisniObject {
             lock.unlock();
         }
         if (channel != null) {
-            channel.queues.remove(this);
+            channel.remove(this);
         }
         int rc;
         try {

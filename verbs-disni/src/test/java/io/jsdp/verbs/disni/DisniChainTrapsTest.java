@@ -1,11 +1,14 @@
 package io.jsdp.verbs.disni;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import com.ibm.disni.verbs.RdmaProvider;
 import io.jsdp.testbed.disni.SoftDisni;
+import io.jsdp.verbs.CompletionChannel;
+import io.jsdp.verbs.CompletionQueue;
 import io.jsdp.verbs.Errno;
 import io.jsdp.verbs.Opcode;
 import io.jsdp.verbs.QpState;
@@ -18,6 +21,8 @@ import io.jsdp.verbs.WcStatus;
 import io.jsdp.verbs.WorkCompletion;
 import io.jsdp.verbs.conformance.Connection;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -47,6 +52,44 @@ class DisniChainTrapsTest {
             a.close();
             b.close();
         }
+    }
+
+    @Test
+    void queuesLeavingAChannelWhileItsProgressThreadWaitsDoNotDisturbTheWait() throws Exception {
+        // a stack's progress thread waits on the channel while connections close on other threads; a queue
+        // leaving between the waiter's count and its look once threw IndexOutOfBounds and killed the thread
+        CompletionChannel ch = a.createCompletionChannel();
+        CompletionQueue keep = a.createCompletionQueue(ch, 16);
+        AtomicReference<Throwable> failed = new AtomicReference<>();
+        AtomicBoolean stop = new AtomicBoolean();
+        Thread waiter = new Thread(() -> {
+            try {
+                while (!stop.get()) {
+                    ch.await(TimeUnit.MICROSECONDS.toNanos(200));
+                }
+            } catch (Throwable t) {
+                failed.set(t);
+            }
+        }, "waiter");
+        waiter.start();
+        try {
+            for (int i = 0; i < 1000 && failed.get() == null; i++) {
+                CompletionQueue[] more = new CompletionQueue[1 + i % 3];
+                for (int j = 0; j < more.length; j++) {
+                    more[j] = a.createCompletionQueue(ch, 16);
+                }
+                Thread.sleep(0, 200_000);
+                for (CompletionQueue q : more) {
+                    q.close();
+                }
+            }
+        } finally {
+            stop.set(true);
+            waiter.join();
+            keep.close();
+            ch.close();
+        }
+        assertNull(failed.get(), () -> "the wait failed: " + failed.get());
     }
 
     @Test
