@@ -20,6 +20,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The SDP engine's per-device context: one protection domain, one completion channel every
@@ -45,6 +46,8 @@ public final class SdpStack implements AutoCloseable {
     static final TraceComponent TRACE = Trace.component("sdp");
     /** How often the service threads look at the closed flag while idle. */
     private static final long IDLE_POLL_NS = TimeUnit.MILLISECONDS.toNanos(200);
+    /** Pause before a service thread waits again after its wait threw unexpectedly (no busy loop on a bug). */
+    private static final long SUPERVISED_RETRY_NS = TimeUnit.MILLISECONDS.toNanos(10);
 
     private final RdmaDevice device;
     private final boolean ownsDevice;
@@ -290,6 +293,11 @@ public final class SdpStack implements AutoCloseable {
                     TRACE.record(TraceLevel.ERROR, "progress.channelFailed", e);
                 }
                 return;
+            } catch (RuntimeException e) {
+                // a device's bug must not end every connection's progress: record it and wait again
+                TRACE.record(TraceLevel.ERROR, "progress.waitFailed", e);
+                LockSupport.parkNanos(SUPERVISED_RETRY_NS);
+                continue;
             }
             if (cq == null) {
                 continue;
@@ -323,6 +331,10 @@ public final class SdpStack implements AutoCloseable {
                     TRACE.record(TraceLevel.ERROR, "cm.channelFailed", ve);
                 }
                 return;
+            } catch (RuntimeException re) {
+                TRACE.record(TraceLevel.ERROR, "cm.pollFailed", re);
+                LockSupport.parkNanos(SUPERVISED_RETRY_NS);
+                continue;
             }
             if (e == null) {
                 continue;
