@@ -18,10 +18,18 @@ enum Fallback {
     SOCKET_OPTION("socket-option", "SDP turned off"),
     /** The JVM has no RDMA device. */
     NO_DEVICE("no-device", "no RDMA device"),
+    /**
+     * A listener's SDP side could not be opened (the device refused, the rendezvous directory's lock
+     * stayed held): it listens on TCP only. Counted once per listener.
+     */
+    LISTEN_FAILED("listen-failed", Fallback.LISTEN_FAILED_OPENING),
     /** A TCP client reached a jsdp listener (the accepting side). */
     PEER_TCP("peer-tcp", "the peer connected over TCP"),
     /** Anything else. */
     OTHER("other", null);
+
+    /** How the reason of {@link #LISTEN_FAILED} opens. */
+    static final String LISTEN_FAILED_OPENING = "SDP listen failed";
 
     private static final Fallback[] ALL = values();
 

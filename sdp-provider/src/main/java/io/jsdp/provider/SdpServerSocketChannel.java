@@ -119,9 +119,12 @@ public final class SdpServerSocketChannel extends ServerSocketChannel implements
                 });
                 transport = "sdp+tcp device=" + stack.rdmaDevice().name();
             } catch (VerbsException e) {
-                transport = "tcp (no SDP listener: " + e.getMessage() + ")";
-                SdpRuntime.TRACE.message(TraceLevel.RARE, "server.tcpOnly", "jsdp: " + bound + " listens on TCP only: "
-                    + e.getMessage());
+                // SDP was wanted here and cannot be had: said at ERROR (never silently) and counted
+                String reason = Fallback.LISTEN_FAILED_OPENING + ": " + e.getMessage();
+                transport = "tcp (" + reason + ")";
+                SocketRegistry.onFallback(reason, bound);
+                SdpRuntime.TRACE.message(TraceLevel.ERROR, "server.tcpOnly", "jsdp: " + bound + " listens on TCP only: "
+                    + reason);
             }
             return this;
         } finally {

@@ -130,6 +130,7 @@ class StatisticsTest {
         assertEquals(Fallback.SOCKET_OPTION, Fallback.of("SDP turned off on this socket"));
         assertEquals(Fallback.NO_DEVICE, Fallback.of("no RDMA device: none"));
         assertEquals(Fallback.PEER_TCP, Fallback.of("the peer connected over TCP"));
+        assertEquals(Fallback.LISTEN_FAILED, Fallback.of("SDP listen failed: cannot claim RDMA CM port 9 host-wide"));
         assertEquals(Fallback.OTHER, Fallback.of("something new"));
     }
 

@@ -4,6 +4,7 @@ import io.jsdp.ras.Trace;
 import io.jsdp.ras.TraceComponent;
 import io.jsdp.ras.TraceLevel;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.net.InetAddress;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
@@ -23,6 +24,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
@@ -55,8 +57,17 @@ public final class Rendezvous {
     private static final Set<PosixFilePermission> DIR_PERMS = PosixFilePermissions.fromString("rwx------");
     private static final Set<PosixFilePermission> FILE_PERMS = PosixFilePermissions.fromString("rw-------");
     private static final String LOCK_FILE = "lock";
-    /** How long a claim waits for another process's claim or reclaim (they take microseconds). */
-    private static final long LOCK_WAIT_NS = TimeUnit.SECONDS.toNanos(5);
+    /** Property: how long a listener's claim waits for the directory lock, milliseconds. */
+    public static final String LOCK_WAIT_MS_PROP = "jsdp.soft.lockWaitMs";
+    /**
+     * Default wait: 500 ms. Another process's claim or reclaim holds the lock for microseconds; a holder
+     * that keeps it longer is stuck or foreign, and a listen that waited for it would leave its
+     * application waiting too. After the wait the listen fails and the provider falls back to TCP, with a
+     * warning, well inside a second.
+     */
+    public static final long LOCK_WAIT_MS_DEFAULT = 500;
+    /** A warning about a busy lock was given and the lock was not taken since (one warning per episode). */
+    private static final AtomicBoolean BUSY_WARNED = new AtomicBoolean();
     /**
      * One JVM may hold the fcntl lock once: a second channel of the same JVM gets
      * OverlappingFileLockException, so threads of this JVM queue here first. Claims are rare.
@@ -65,6 +76,8 @@ public final class Rendezvous {
     private static final AtomicLong TEMP_NUMBERS = new AtomicLong();
 
     private final Path dir;
+    /** {@value #LOCK_WAIT_MS_PROP}, read when the directory is opened. */
+    private final long lockWaitNs;
     /** The file system of {@link #dir}, looked up once (the look-up reads the mount table). */
     private volatile java.nio.file.FileStore store;
 
@@ -74,9 +87,11 @@ public final class Rendezvous {
      * @param dir the directory
      * @throws IOException when it cannot be created, or is not a directory private to this user (not
      *     a symbolic link, owned by this user, mode 0700); the message names the directory and the fix
+     * @throws IllegalArgumentException when {@value #LOCK_WAIT_MS_PROP} is malformed or out of range
      */
     public Rendezvous(Path dir) throws IOException {
         this.dir = dir.toAbsolutePath();
+        this.lockWaitNs = TimeUnit.MILLISECONDS.toNanos(lockWaitMs());
         Path parent = this.dir.getParent();
         if (parent != null) {
             Files.createDirectories(parent);
@@ -421,7 +436,10 @@ public final class Rendezvous {
      */
     public List<NodeId> reclaimDead() {
         try {
-            return underLock(this::reclaimDeadLocked);
+            return underLock(this::reclaimDeadLocked, 0); // periodic: a busy lock skips this round, no wait
+        } catch (LockBusyException e) {
+            TRACE.record(TraceLevel.INTERNALS, "shm.reclaimSkipped", e.holderPid());
+            return List.of();
         } catch (IOException e) {
             TRACE.record(TraceLevel.RARE, "shm.reclaimFailed", e);
             return List.of();
@@ -513,24 +531,46 @@ public final class Rendezvous {
         T run() throws IOException;
     }
 
-    /**
-     * Runs {@code work} holding this JVM's claim lock and the directory's fcntl lock. The fcntl lock
-     * is polled with short parks rather than taken with the blocking {@code lock()}, which would block
-     * a carrier thread in a native wait (architecture decision 5).
-     */
+    /** {@link #underLock(Locked, long)} with the configured wait ({@value #LOCK_WAIT_MS_PROP}). */
     private <T> T underLock(Locked<T> work) throws IOException {
-        JVM_CLAIM_LOCK.lock();
+        return underLock(work, lockWaitNs);
+    }
+
+    /**
+     * Runs {@code work} holding this JVM's claim lock and the directory's fcntl lock, waiting at most
+     * {@code waitNs} for them. The fcntl lock is polled with short parks rather than taken with the
+     * blocking {@code lock()}, which would block a carrier thread in a native wait (architecture
+     * decision 5) and could wait forever for a stuck or foreign holder.
+     *
+     * @throws LockBusyException when another process (or thread of this one) held the lock all that time
+     */
+    private <T> T underLock(Locked<T> work, long waitNs) throws IOException {
+        long deadline = System.nanoTime() + waitNs;
+        try {
+            if (!JVM_CLAIM_LOCK.tryLock(waitNs, TimeUnit.NANOSECONDS)) {
+                throw new LockBusyException(dir.resolve(LOCK_FILE), "a thread of this process", -1, waitNs);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while waiting for the rendezvous lock");
+        }
         try (FileChannel ch = FileChannel.open(dir.resolve(LOCK_FILE), Set.of(StandardOpenOption.CREATE,
                 StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS), PosixFilePermissions.asFileAttribute(FILE_PERMS))) {
-            long deadline = System.nanoTime() + LOCK_WAIT_NS;
             FileLock lock;
             while ((lock = ch.tryLock()) == null) {
-                if (System.nanoTime() - deadline > 0) {
-                    throw new IOException("rendezvous lock " + dir.resolve(LOCK_FILE) + " held by another process for over "
-                        + TimeUnit.NANOSECONDS.toMillis(LOCK_WAIT_NS) + " ms");
+                if (System.nanoTime() - deadline >= 0) {
+                    long pid = lockHolder(dir.resolve(LOCK_FILE));
+                    LockBusyException busy = new LockBusyException(dir.resolve(LOCK_FILE),
+                        pid > 0 ? "process " + pid : "another process", pid, waitNs);
+                    if (waitNs > 0 && BUSY_WARNED.compareAndSet(false, true)) {
+                        TRACE.message(TraceLevel.ERROR, "shm.lockBusy", "jsdp: " + busy.getMessage()
+                            + "; SDP listeners opened while it holds it listen on TCP only");
+                    }
+                    throw busy;
                 }
                 LockSupport.parkNanos(100_000);
             }
+            BUSY_WARNED.set(false);
             try {
                 return work.run();
             } finally {
@@ -538,6 +578,64 @@ public final class Rendezvous {
             }
         } finally {
             JVM_CLAIM_LOCK.unlock();
+        }
+    }
+
+    /**
+     * The process holding an fcntl lock on {@code file}, from {@code /proc/locks} (its lines name the
+     * holder's pid and the file's device and inode); -1 when it cannot be told. The pid is as the
+     * holder's PID namespace numbers it when that is not ours.
+     */
+    static long lockHolder(Path file) {
+        try {
+            long inode = ((Number) Files.getAttribute(file, "unix:ino", LinkOption.NOFOLLOW_LINKS)).longValue();
+            long self = ProcessHandle.current().pid();
+            for (String line : Files.readAllLines(Path.of("/proc/locks"))) {
+                // "1: POSIX  ADVISORY  WRITE 1234 00:1a:5678 0 EOF" (a waiter's line has "->" after the number)
+                String[] f = line.trim().split("\\s+");
+                if (f.length < 6 || f[1].equals("->")) {
+                    continue;
+                }
+                String[] dev = f[5].split(":");
+                if (dev.length == 3 && Long.parseLong(dev[2]) == inode) {
+                    long pid = Long.parseLong(f[4]);
+                    if (pid != self) {
+                        return pid;
+                    }
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return -1; // no /proc/locks, or a format this does not know: the message goes without the pid
+        }
+        return -1;
+    }
+
+    private static long lockWaitMs() {
+        long ms = ShmSettings.longProperty(LOCK_WAIT_MS_PROP, LOCK_WAIT_MS_DEFAULT);
+        if (ms < 0 || ms > 60_000) {
+            throw new IllegalArgumentException(LOCK_WAIT_MS_PROP + " must be 0 ... 60000, is " + ms);
+        }
+        return ms;
+    }
+
+    /** The directory lock stayed held for the whole wait. */
+    public static final class LockBusyException extends IOException {
+        private static final long serialVersionUID = 1L;
+        private final long holderPid;
+
+        LockBusyException(Path lockFile, String holder, long holderPid, long waitedNs) {
+            super("rendezvous lock " + lockFile + " held by " + holder + " for over "
+                + TimeUnit.NANOSECONDS.toMillis(waitedNs) + " ms");
+            this.holderPid = holderPid;
+        }
+
+        /**
+         * The holder's pid, or -1 when not known.
+         *
+         * @return the pid
+         */
+        public long holderPid() {
+            return holderPid;
         }
     }
 }

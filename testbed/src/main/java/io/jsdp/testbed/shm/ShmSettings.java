@@ -86,7 +86,7 @@ public record ShmSettings(long spinNs, long peerCheckMs, long parkSafetyNetMs, l
             longProperty(SPARSE_RESERVE_BYTES_PROP, SPARSE_RESERVE_BYTES_DEFAULT));
     }
 
-    private static long longProperty(String name, long dflt) {
+    static long longProperty(String name, long dflt) {
         String v = System.getProperty(name);
         if (v == null || v.isBlank()) {
             return dflt;

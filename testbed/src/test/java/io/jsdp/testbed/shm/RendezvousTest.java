@@ -82,6 +82,32 @@ class RendezvousTest {
     }
 
     @Test
+    void aForeignHolderOfTheLockFailsAClaimAfterTheBoundedWaitAndTheSweepSkipsItsRound() throws Exception {
+        Rendezvous r = new Rendezvous(tmp.resolve("rv"));
+        Files.writeString(r.listenerEntry(5003), DEAD.token()); // a dead owner's entry: what a sweep would reclaim
+        try (ChildJvm holder = ChildJvm.start("lock", tmp.resolve("rv").toString())) {
+            assertTrue(holder.awaitLine("READY", 15, TimeUnit.SECONDS).endsWith("true"), "the child holds the lock");
+            long t0 = System.nanoTime();
+            Rendezvous.LockBusyException e = assertThrows(Rendezvous.LockBusyException.class,
+                () -> r.claimListener(5004, NodeId.current()));
+            long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+            assertTrue(waitedMs >= Rendezvous.LOCK_WAIT_MS_DEFAULT - 50 && waitedMs < 1_000,
+                "waited the configured 500 ms, not seconds: " + waitedMs + " ms");
+            assertEquals(holder.pid(), e.holderPid(), e.getMessage());
+            assertTrue(e.getMessage().contains("held by process " + holder.pid() + " for over 500 ms"), e.getMessage());
+            t0 = System.nanoTime();
+            assertEquals(List.of(), r.reclaimDead(), "the sweep skips its round");
+            assertTrue(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) < Rendezvous.LOCK_WAIT_MS_DEFAULT,
+                "the sweep (on the node thread) does not wait for the lock");
+            assertTrue(Files.exists(r.listenerEntry(5003)), "nothing reclaimed meanwhile");
+        }
+        // the holder gone (the kernel drops its lock): claims and sweeps work again
+        assertTrue(r.claimListener(5004, NodeId.current()));
+        assertEquals(List.of(DEAD), r.reclaimDead());
+        assertFalse(Files.exists(r.listenerEntry(5003)));
+    }
+
+    @Test
     void liveHoldersListenerCannotBeClaimed() throws Exception {
         Rendezvous r = new Rendezvous(tmp.resolve("rv"));
         NodeId parentOfThisJvm = new NodeId(ProcessHandle.current().parent().orElseThrow().pid(), 0);

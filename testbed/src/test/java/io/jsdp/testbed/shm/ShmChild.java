@@ -61,6 +61,16 @@ public final class ShmChild {
                 System.out.flush();
                 break;
             }
+            case "lock": {
+                // a foreign process holding the directory's lock, as a stuck or hostile one would
+                try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(Path.of(args[1]).resolve("lock"),
+                        java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE);
+                     java.nio.channels.FileLock held = ch.lock()) {
+                    System.out.println("READY " + held.isValid());
+                    Thread.sleep(Long.MAX_VALUE);
+                }
+                break;
+            }
             case "pingpong":
                 pingPong(r, args[2], Integer.parseInt(args[3]));
                 break;
