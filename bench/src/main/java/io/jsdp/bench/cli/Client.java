@@ -27,6 +27,9 @@ final class Client {
     private final Consumer<Result> out;
     private final long[] samples;
     private boolean described;
+    /** Non-zero while an event-loop JVM warm-up runs: each scenario's lead-in ({@link #warmEventLoop}). */
+    private long warmingNs;
+    private static final long WARMING_DURATION_NS = TimeUnit.MILLISECONDS.toNanos(100);
 
     Client(Transport transport, boolean poll, String variant, String address, Options options, Consumer<Result> out) {
         this.transport = transport;
@@ -41,11 +44,11 @@ final class Client {
     }
 
     void runAll() throws IOException {
-        warmJvm();
         if (options.io.eventLoop()) {
             runEventLoop();
             return;
         }
+        warmJvm();
         for (Scenario s : options.scenarios) {
             switch (s) {
                 case RR:
@@ -84,29 +87,60 @@ final class Client {
     private void runEventLoop() throws IOException {
         EventLoopScenarios loop = options.io == Options.Io.NETTY ? new NettyClient(this, transport, address, options)
             : new EventLoopClient(this, transport, address, options);
+        warmEventLoop(loop);
         for (Scenario s : options.scenarios) {
-            switch (s) {
-                case RR:
-                    for (int size : options.sizes.get(s)) {
-                        loop.rr(size);
-                    }
-                    break;
-                case STREAM:
-                    for (int size : options.sizes.get(s)) {
-                        loop.stream(size);
-                    }
-                    break;
-                case RATE:
-                    for (int size : options.sizes.get(s)) {
-                        loop.rate(size);
-                    }
-                    break;
-                case CONNECT:
-                    loop.connect();
-                    break;
-                default:
-                    throw new IllegalStateException(s + " has no --io " + options.io.id() + " form");
+            runPoints(loop, s);
+        }
+    }
+
+    /**
+     * Before the first point of an event-loop mode: each scenario of the run at its first size, unmeasured,
+     * through the same event loop, for {@code jvmWarmupMs} in all. The blocking warm-up ({@link #warmJvm})
+     * would leave the event loop's path (the selector, Netty's pipeline, the channel's non-blocking calls)
+     * for the JIT to compile during the first point's measured interval, where on 2 CPUs under load it took
+     * seconds.
+     */
+    private void warmEventLoop(EventLoopScenarios loop) throws IOException {
+        if (options.jvmWarmupMs == 0 || options.scenarios.isEmpty()) {
+            return;
+        }
+        warmingNs = TimeUnit.MILLISECONDS.toNanos(options.jvmWarmupMs) / options.scenarios.size();
+        try {
+            for (Scenario s : options.scenarios) {
+                int[] sizes = options.sizes.get(s);
+                runPoint(loop, s, sizes == null || sizes.length == 0 ? 0 : sizes[0]);
             }
+        } finally {
+            warmingNs = 0;
+        }
+    }
+
+    private void runPoints(EventLoopScenarios loop, Scenario s) throws IOException {
+        if (s == Scenario.CONNECT) {
+            loop.connect();
+            return;
+        }
+        for (int size : options.sizes.get(s)) {
+            runPoint(loop, s, size);
+        }
+    }
+
+    private static void runPoint(EventLoopScenarios loop, Scenario s, int size) throws IOException {
+        switch (s) {
+            case RR:
+                loop.rr(size);
+                break;
+            case STREAM:
+                loop.stream(size);
+                break;
+            case RATE:
+                loop.rate(size);
+                break;
+            case CONNECT:
+                loop.connect();
+                break;
+            default:
+                throw new IllegalStateException(s + " has no event-loop form");
         }
     }
 
@@ -118,26 +152,42 @@ final class Client {
     private Conn open() throws IOException {
         Conn c = new Conn(transport.connect(address, poll), poll);
         if (transport == Transport.SDP && !described) {
-            described = true;
-            Worker.say(Worker.INFO + " sdp=" + Transport.describe(c.channel));
+            described(Transport.describe(c.channel));
         }
         return c;
     }
 
+    /** Reports how the run's first SDP connection travels ({@code SdpSocketOptions.TRANSPORT}), once. */
+    synchronized void described(String how) {
+        if (!described) {
+            described = true;
+            Worker.say(Worker.INFO + " sdp=" + how);
+        }
+    }
+
+    /** A point's unmeasured lead-in; all of it while the JVM warms up ({@link #warmEventLoop}). */
     long warmupNs() {
-        return TimeUnit.MILLISECONDS.toNanos(options.warmupMs);
+        return warmingNs != 0 ? warmingNs : TimeUnit.MILLISECONDS.toNanos(options.warmupMs);
     }
 
+    /** A point's measured interval; a short one, reported nowhere, while the JVM warms up. */
     long durationNs() {
-        return TimeUnit.MILLISECONDS.toNanos(options.durationMs);
+        return warmingNs != 0 ? WARMING_DURATION_NS : TimeUnit.MILLISECONDS.toNanos(options.durationMs);
     }
 
+    /** Results are dropped while the JVM warms up. */
     void emit(Scenario s, long size, String metric, double value, String unit) {
+        if (warmingNs != 0) {
+            return;
+        }
         out.accept(new Result(s.id(), transport.id(), variant, size, metric, value, unit));
     }
 
     /** Emits p50/p90/p99/p99.9/mean/interquartile mean/max in µs and the sample count of the first {@code n} samples. */
     void latencies(Scenario s, long size, int n) {
+        if (warmingNs != 0) {
+            return;
+        }
         Arrays.sort(samples, 0, n);
         double sum = 0;
         for (int i = 0; i < n; i++) {

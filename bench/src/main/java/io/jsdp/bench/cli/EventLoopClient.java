@@ -113,6 +113,14 @@ final class EventLoopClient implements EventLoopScenarios {
     }
 
     /** Writes what {@code l.out} has left: true when all is out, else OP_WRITE is set as well. */
+    /** A connected channel: {@link Transport#ready} (on SDP, or the run fails), its transport reported once. */
+    private void ready(SocketChannel ch) throws IOException {
+        transport.ready(ch, false);
+        if (transport == Transport.SDP) {
+            client.described(Transport.describe(ch));
+        }
+    }
+
     private static boolean drain(Link l) throws IOException {
         l.ch.write(l.out);
         if (l.out.hasRemaining()) {
@@ -362,7 +370,7 @@ final class EventLoopClient implements EventLoopScenarios {
                         if (!l.ch.finishConnect()) {
                             return;
                         }
-                        transport.ready(l.ch, false);
+                        ready(l.ch);
                         l.key.interestOps(SelectionKey.OP_READ);
                         drain(l);
                     }
@@ -413,7 +421,7 @@ final class EventLoopClient implements EventLoopScenarios {
             l.key = ch.register(loop.selector, connected ? SelectionKey.OP_READ : SelectionKey.OP_CONNECT, l);
             loop.links.add(l);
             if (connected) {
-                transport.ready(ch, false);
+                ready(ch);
                 drain(l);
             }
         } catch (IOException | RuntimeException e) {

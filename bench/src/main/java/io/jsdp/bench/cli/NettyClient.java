@@ -131,10 +131,11 @@ final class NettyClient implements EventLoopScenarios {
             check();
         }
 
-        /** Sleeps {@code ms}, failing early when a connection failed. */
-        void pause(long ms) throws IOException {
-            long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms);
-            for (long left = ms; left > 0; left = TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime())) {
+        /** Sleeps {@code ns}, failing early when a connection failed. */
+        void pauseNs(long ns) throws IOException {
+            long end = System.nanoTime() + ns;
+            for (long left = TimeUnit.NANOSECONDS.toMillis(ns); left > 0;
+                left = TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime())) {
                 try {
                     Thread.sleep(Math.min(left, 50));
                 } catch (InterruptedException e) {
@@ -172,9 +173,9 @@ final class NettyClient implements EventLoopScenarios {
             if (p.scenario != Scenario.CONNECT) {
                 await(active, "connecting");
             }
-            pause(options.warmupMs);
+            pauseNs(client.warmupNs());
             onLoop(p::start);
-            pause(options.durationMs);
+            pauseNs(client.durationNs());
             onLoop(() -> p.stop(rateMetric));
             await(finished, p.scenario.id());
         }
@@ -218,6 +219,9 @@ final class NettyClient implements EventLoopScenarios {
         @Override
         public void channelActive(ChannelHandlerContext ctx) {
             NettyTransport.ready(transport, ctx.channel()); // on SDP, or the run fails
+            if (transport == Transport.SDP) {
+                client.described(NettyTransport.describe(ctx.channel()));
+            }
             ctx.write(ctx.alloc().buffer(Conn.HEADER_BYTES).writeInt(mode).writeInt(size).writeInt(count).writeInt(0));
             active(ctx);
             loop.active.countDown();
@@ -365,12 +369,12 @@ final class NettyClient implements EventLoopScenarios {
                 });
             }
             loop.await(loop.active, "connecting");
-            loop.pause(options.warmupMs);
+            loop.pauseNs(client.warmupNs());
             loop.onLoop(() -> {
                 p.start();
                 warmBytes[0] = written[0];
             });
-            loop.pause(options.durationMs);
+            loop.pauseNs(client.durationNs());
             loop.onLoop(() -> {
                 p.stopping = true;
                 for (Channel ch : loop.channels) {

@@ -29,7 +29,7 @@ final class Options {
         "  --computes LIST      progress: computation between send and receive, in µs (default 0,10,50,100,200,500)",
         "  --warmup-ms N        warm-up per measurement point (default 1000; --quick 150)",
         "  --duration-ms N      measured time per point (default 3000; --quick 250)",
-        "  --jvm-warmup-ms N    unmeasured round trips and stream before the first point (default 3000; --quick 2000)",
+        "  --jvm-warmup-ms N    unmeasured traffic on the measured I/O path before the first point (default 3000; --quick 2000)",
         "  --stream-nagle       stream: the writer without TCP_NODELAY (Nagle's rule; SDP coalesces) (default: TCP_NODELAY on everywhere)",
         "  --stream-read-bytes N  stream: the reader's buffer (netperf's -M; e.g. 65536, the socket buffer) (default: the write size)",
         "  --window N           rate: requests in flight (default 16)",
