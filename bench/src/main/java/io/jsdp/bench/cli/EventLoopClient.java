@@ -112,7 +112,6 @@ final class EventLoopClient implements EventLoopScenarios {
         return !b.hasRemaining();
     }
 
-    /** Writes what {@code l.out} has left: true when all is out, else OP_WRITE is set as well. */
     /** A connected channel: {@link Transport#ready} (on SDP, or the run fails), its transport reported once. */
     private void ready(SocketChannel ch) throws IOException {
         transport.ready(ch, false);
@@ -121,6 +120,7 @@ final class EventLoopClient implements EventLoopScenarios {
         }
     }
 
+    /** Writes what {@code l.out} has left: true when all is out, else OP_WRITE is set as well. */
     private static boolean drain(Link l) throws IOException {
         l.ch.write(l.out);
         if (l.out.hasRemaining()) {
