@@ -79,11 +79,23 @@ public final class ShmNode implements AutoCloseable {
     /** A connection's read buffer: room for a whole message however the reads split it. */
     private static final int IN_BUFFER_BYTES = 2 * (ShmFrame.LENGTH + MAX_MESSAGE_BYTES);
     private static final long CLOSE_JOIN_MS = 5_000;
+    /** Property: how long an accepted control connection may stay silent before its HELLO (or DIRECT), ms. */
+    public static final String HELLO_TIMEOUT_MS_PROP = "jsdp.soft.helloTimeoutMs";
+    /** Default: 2 s. A jsdp node says HELLO (or DIRECT) in the same breath as it connects. */
+    public static final long HELLO_TIMEOUT_MS_DEFAULT = 2_000;
+    /**
+     * Accepted connections that have not said who they are, at most; while there are this many, the node
+     * accepts no more (they wait in the socket's backlog). Each holds a descriptor and a read buffer, so a
+     * local process that opens connections and says nothing cannot exhaust this process's descriptors or
+     * heap, and a burst of genuine connects only waits for the node to read what came first.
+     */
+    static final int MAX_UNIDENTIFIED = 64;
     private static final ConcurrentHashMap<Path, ShmNode> OPEN = new ConcurrentHashMap<>();
     private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
 
     private final Rendezvous rendezvous;
     private final ShmSettings settings;
+    private final long helloTimeoutNs;
     private final NodeId id;
     private final Path socketPath;
     private final ServerSocketChannel server;
@@ -127,6 +139,11 @@ public final class ShmNode implements AutoCloseable {
     private ShmNode(Rendezvous rendezvous, ShmSettings settings) throws IOException {
         this.rendezvous = rendezvous;
         this.settings = settings;
+        long helloMs = ShmSettings.longProperty(HELLO_TIMEOUT_MS_PROP, HELLO_TIMEOUT_MS_DEFAULT);
+        if (helloMs < 1 || helloMs > 600_000) {
+            throw new IllegalArgumentException(HELLO_TIMEOUT_MS_PROP + " must be 1 ... 600000, is " + helloMs);
+        }
+        this.helloTimeoutNs = TimeUnit.MILLISECONDS.toNanos(helloMs);
         this.id = NodeId.current();
         this.socketPath = rendezvous.nodeSocket(id);
         if (id.pid() > Integer.MAX_VALUE) {
@@ -677,6 +694,8 @@ public final class ShmNode implements AutoCloseable {
         // node thread only
         final ByteBuffer in = ByteBuffer.allocate(IN_BUFFER_BYTES);
         SelectionKey key;
+        /** When an accepted connection was accepted; 0 for one this node opened (node thread). */
+        long acceptedNs;
 
         Connection(SocketChannel channel, NodeId peer) {
             this.channel = channel;
@@ -856,6 +875,7 @@ public final class ShmNode implements AutoCloseable {
                 selector.selectedKeys().clear();
                 deliverLocal();
                 dropBroken();
+                resumeAccepting();
                 if (System.nanoTime() - nextSweepNs >= 0) {
                     sweep();
                     nextSweepNs = System.nanoTime() + sweepPeriodNs;
@@ -915,9 +935,18 @@ public final class ShmNode implements AutoCloseable {
     private void accept() {
         try {
             SocketChannel ch;
-            while ((ch = server.accept()) != null) {
+            for (;;) {
+                if (unidentified() >= MAX_UNIDENTIFIED) {
+                    Rendezvous.TRACE.record(TraceLevel.RARE, "shm.acceptPaused", MAX_UNIDENTIFIED);
+                    server.keyFor(selector).interestOps(0); // until some say who they are or time out
+                    return;
+                }
+                if ((ch = server.accept()) == null) {
+                    return;
+                }
                 ch.configureBlocking(false);
                 Connection c = new Connection(ch, null);
+                c.acceptedNs = System.nanoTime();
                 c.key = ch.register(selector, SelectionKey.OP_READ, c);
                 connections.add(c);
             }
@@ -1098,8 +1127,41 @@ public final class ShmNode implements AutoCloseable {
         }
     }
 
+    /** Accepted connections that have not said HELLO (or DIRECT) yet. */
+    private int unidentified() {
+        int n = 0;
+        for (Connection c : connections) {
+            if (c.peer == null && c.acceptedNs != 0) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** Accepts again once fewer than {@link #MAX_UNIDENTIFIED} accepted connections are silent. */
+    private void resumeAccepting() {
+        SelectionKey k = server.keyFor(selector);
+        if (k != null && k.isValid() && k.interestOps() == 0 && unidentified() < MAX_UNIDENTIFIED) {
+            k.interestOps(SelectionKey.OP_ACCEPT);
+        }
+    }
+
+    /** Closes accepted connections that stayed silent past {@link #HELLO_TIMEOUT_MS_PROP}. */
+    private void dropSilent() {
+        long now = System.nanoTime();
+        for (int i = connections.size() - 1; i >= 0; i--) {
+            Connection c = connections.get(i);
+            if (c.peer == null && c.acceptedNs != 0 && now - c.acceptedNs > helloTimeoutNs) {
+                Rendezvous.TRACE.message(TraceLevel.RARE, "shm.helloTimeout", "a control connection said nothing for "
+                    + TimeUnit.NANOSECONDS.toMillis(helloTimeoutNs) + " ms; closed");
+                lost(c);
+            }
+        }
+    }
+
     /** Peers whose process died without their socket closing, then dead processes' files. */
     private void sweep() {
+        dropSilent();
         for (NodeId p : List.copyOf(peers.keySet())) {
             if (!p.isAlive()) {
                 for (int i = connections.size() - 1; i >= 0; i--) {

@@ -12,6 +12,8 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -132,6 +134,57 @@ class ShmNodeTest {
                     assertTrue(System.nanoTime() < deadline);
                     Thread.sleep(5);
                 }
+            }
+        }
+    }
+
+    @Test
+    void silentControlConnectionsAreCappedAndClosedAfterTheHelloTimeout() throws Exception {
+        Rendezvous r = new Rendezvous(tmp.resolve("rv"));
+        ShmNode node;
+        System.setProperty(ShmNode.HELLO_TIMEOUT_MS_PROP, "300");
+        try {
+            node = ShmNode.open(r, ShmSettings.defaults().withPeerCheckMs(50));
+        } finally {
+            System.clearProperty(ShmNode.HELLO_TIMEOUT_MS_PROP);
+        }
+        List<SocketChannel> silent = new ArrayList<>();
+        try (node) {
+            // a local process opens connections to the node's socket and says nothing
+            for (int i = 0; i < ShmNode.MAX_UNIDENTIFIED + 8; i++) {
+                SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX);
+                ch.connect(UnixDomainSocketAddress.of(r.nodeSocket(node.id())));
+                silent.add(ch);
+            }
+            long t0 = System.nanoTime();
+            int closed = 0;
+            for (SocketChannel ch : silent) {
+                if (ch.read(ByteBuffer.allocate(16)) == -1) { // blocks until the node closes it
+                    closed++;
+                }
+            }
+            long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+            assertEquals(silent.size(), closed, "every silent connection was closed by the node");
+            assertTrue(ms < 5_000, "within the HELLO timeout and a sweep, not never: " + ms + " ms");
+            assertTrue(node.isOpen());
+            // still serving: a well-behaved client is accepted and named by its HELLO
+            try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+                ch.connect(UnixDomainSocketAddress.of(r.nodeSocket(node.id())));
+                NodeId fake = new NodeId(ProcessHandle.current().parent().orElseThrow().pid(), 0);
+                ByteBuffer f = ByteBuffer.allocate(ShmFrame.LENGTH);
+                ShmFrame.put(f, ShmFrame.HELLO, (int) fake.pid(), fake.start());
+                ch.write(f.flip());
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+                while (!node.peers().contains(fake)) {
+                    assertTrue(System.nanoTime() < deadline);
+                    Thread.sleep(5);
+                }
+                Thread.sleep(600); // past the timeout: a connection that said HELLO stays
+                assertTrue(node.peers().contains(fake), "an identified connection is not timed out");
+            }
+        } finally {
+            for (SocketChannel ch : silent) {
+                ch.close();
             }
         }
     }
