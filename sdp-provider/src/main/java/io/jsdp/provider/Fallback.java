@@ -23,11 +23,18 @@ enum Fallback {
      * stayed held): it listens on TCP only. Counted once per listener.
      */
     LISTEN_FAILED("listen-failed", Fallback.LISTEN_FAILED_OPENING),
+    /**
+     * The connect could not have its SDP resources here: the device's memory (SoftRdma: a full
+     * rendezvous file system, /dev/shm), its memory keys.
+     */
+    NO_RESOURCES("resources", Fallback.NO_RESOURCES_OPENING),
     /** A TCP client reached a jsdp listener (the accepting side). */
     PEER_TCP("peer-tcp", "the peer connected over TCP"),
     /** Anything else. */
     OTHER("other", null);
 
+    /** How the reason of {@link #NO_RESOURCES} opens. */
+    static final String NO_RESOURCES_OPENING = "no SDP resources";
     /** How the reason of {@link #LISTEN_FAILED} opens. */
     static final String LISTEN_FAILED_OPENING = "SDP listen failed";
 

@@ -8,6 +8,7 @@ import io.jsdp.flow.FlowControlScheme;
 import io.jsdp.flow.engine.SdpOptions;
 import io.jsdp.flow.engine.SdpStack;
 import io.jsdp.ras.TraceLevel;
+import io.jsdp.verbs.Errno;
 import io.jsdp.verbs.VerbsException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -270,7 +271,11 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             try {
                 c = stack.connect(target, sdpOptions(d.options()), boundLocal());
             } catch (VerbsException e) {
-                throw new java.net.ConnectException("jsdp: " + e.getMessage());
+                String noResources = noResourcesReason(e);
+                if (noResources == null) {
+                    throw new java.net.ConnectException("jsdp: " + e.getMessage());
+                }
+                return startTcp(target, noResources);
             }
             stateLock.lock();
             try {
@@ -331,7 +336,11 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         try {
             c = stack.connect(target, sdpOptions(d.options()), boundLocal());
         } catch (VerbsException e) {
-            throw new java.net.ConnectException("jsdp: " + e.getMessage());
+            String noResources = noResourcesReason(e);
+            if (noResources == null) {
+                throw new java.net.ConnectException("jsdp: " + e.getMessage());
+            }
+            return startTcp(target, noResources);
         }
         stateLock.lock();
         try {
@@ -513,6 +522,15 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             ops |= SelectionKey.OP_WRITE;
         }
         return ops;
+    }
+
+    /**
+     * The fallback reason when a connect could not have its SDP resources here (the device's memory, a
+     * full /dev/shm, its keys): such a connection goes to TCP, as one to a host without jsdp does; null
+     * for other failures, which the application sees.
+     */
+    private static String noResourcesReason(VerbsException e) {
+        return e.errno() == Errno.ENOMEM ? Fallback.NO_RESOURCES_OPENING + ": " + e.getMessage() : null;
     }
 
     private String fallbackReason(Failure f) {

@@ -131,6 +131,7 @@ class StatisticsTest {
         assertEquals(Fallback.NO_DEVICE, Fallback.of("no RDMA device: none"));
         assertEquals(Fallback.PEER_TCP, Fallback.of("the peer connected over TCP"));
         assertEquals(Fallback.LISTEN_FAILED, Fallback.of("SDP listen failed: cannot claim RDMA CM port 9 host-wide"));
+        assertEquals(Fallback.NO_RESOURCES, Fallback.of("no SDP resources: cannot allocate 4096 bytes of shared device memory"));
         assertEquals(Fallback.OTHER, Fallback.of("something new"));
     }
 
