@@ -14,7 +14,6 @@ import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -27,8 +26,6 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ProgressSupervisionTest {
-    private static final long QUIET_NS = TimeUnit.MILLISECONDS.toNanos(300);
-
     /** A's device: every completion event goes to the progress thread, whose first waits throw. */
     private static RdmaDevice faulty(SoftDevice real, AtomicInteger throwsLeft) {
         InvocationHandler h = (proxy, m, args) -> {
@@ -102,10 +99,10 @@ class ProgressSupervisionTest {
             }
             assertTrue(throwsLeft.get() <= 0, "the progress thread waited through the injected failures");
             // more than B's ring: the rest moves only when A's progress thread posts it as credits return
-            long written = fill(a);
+            long written = ProgressWithoutApplicationTest.fill(a);
             assertTrue(written > 3 * 4096, "written " + written);
-            assertEquals(written, readUntilQuiet(b), () -> "everything arrived without a call on the writer:\n"
-                + a.snapshot());
+            long read = ProgressWithoutApplicationTest.readUntilQuiet(b, 0);
+            assertEquals(written, read, () -> "everything arrived without a call on the writer:\n" + a.snapshot());
             l.close();
         } finally {
             stackA.close();
@@ -115,42 +112,5 @@ class ProgressSupervisionTest {
             realB.close();
             assertEquals("", leaks.replace("null", ""), "leaks");
         }
-    }
-
-    private static long fill(SdpConnection c) {
-        ByteBuffer src = ByteBuffer.allocate(1024);
-        long total = 0;
-        for (;;) {
-            src.clear();
-            for (int i = 0; i < src.capacity(); i++) {
-                src.put(i, (byte) (total + i));
-            }
-            int n = c.write(src);
-            if (n <= 0) {
-                return total;
-            }
-            total += n;
-        }
-    }
-
-    private static long readUntilQuiet(SdpConnection c) throws Exception {
-        ByteBuffer dst = ByteBuffer.allocate(8192);
-        long total = 0;
-        long quietSince = System.nanoTime();
-        while (System.nanoTime() - quietSince < QUIET_NS) {
-            dst.clear();
-            int n = c.read(dst);
-            assertTrue(n >= 0, "read " + n);
-            for (int i = 0; i < n; i++) {
-                assertEquals((byte) (total + i), dst.get(i), "byte " + (total + i));
-            }
-            if (n > 0) {
-                total += n;
-                quietSince = System.nanoTime();
-            } else {
-                Thread.sleep(1);
-            }
-        }
-        return total;
     }
 }

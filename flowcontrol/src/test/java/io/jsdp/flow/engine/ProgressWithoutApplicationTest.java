@@ -30,7 +30,7 @@ class ProgressWithoutApplicationTest {
     }
 
     /** Writes without blocking until the send buffer is full. */
-    private static long fill(SdpConnection c) {
+    static long fill(SdpConnection c) {
         ByteBuffer src = ByteBuffer.allocate(1024);
         long total = 0;
         byte b = 0;
@@ -49,7 +49,7 @@ class ProgressWithoutApplicationTest {
     }
 
     /** Reads until nothing more arrives for {@link #QUIET_NS}, checking the pattern. */
-    private static long readUntilQuiet(SdpConnection c, long already) throws Exception {
+    static long readUntilQuiet(SdpConnection c, long already) throws Exception {
         ByteBuffer dst = ByteBuffer.allocate(8192);
         long total = already;
         long quietSince = System.nanoTime();

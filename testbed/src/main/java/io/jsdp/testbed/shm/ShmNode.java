@@ -1159,7 +1159,7 @@ public final class ShmNode implements AutoCloseable {
         }
     }
 
-    /** Peers whose process died without their socket closing, then dead processes' files. */
+    /** Silent control connections, peers whose process died with their socket open, then dead processes' files. */
     private void sweep() {
         dropSilent();
         for (NodeId p : List.copyOf(peers.keySet())) {

@@ -108,6 +108,21 @@ class ShmNodeTest {
         }
     }
 
+    /** Connects {@code ch} to the node, says HELLO as this JVM's parent and waits until the node names it. */
+    private static NodeId sayHello(Rendezvous r, ShmNode node, SocketChannel ch) throws Exception {
+        ch.connect(UnixDomainSocketAddress.of(r.nodeSocket(node.id())));
+        NodeId fake = new NodeId(ProcessHandle.current().parent().orElseThrow().pid(), 0);
+        ByteBuffer f = ByteBuffer.allocate(ShmFrame.LENGTH);
+        ShmFrame.put(f, ShmFrame.HELLO, (int) fake.pid(), fake.start());
+        ch.write(f.flip());
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (!node.peers().contains(fake)) {
+            assertTrue(System.nanoTime() < deadline);
+            Thread.sleep(5);
+        }
+        return fake;
+    }
+
     @Test
     void malformedFrameClosesOnlyThatConnection() throws Exception {
         Rendezvous r = new Rendezvous(tmp.resolve("rv"));
@@ -124,16 +139,7 @@ class ShmNodeTest {
             assertTrue(node.isOpen());
             // still serving: a well-behaved client is accepted and named by its HELLO
             try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
-                ch.connect(UnixDomainSocketAddress.of(r.nodeSocket(node.id())));
-                NodeId fake = new NodeId(ProcessHandle.current().parent().orElseThrow().pid(), 0);
-                ByteBuffer f = ByteBuffer.allocate(ShmFrame.LENGTH);
-                ShmFrame.put(f, ShmFrame.HELLO, (int) fake.pid(), fake.start());
-                ch.write(f.flip());
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-                while (!node.peers().contains(fake)) {
-                    assertTrue(System.nanoTime() < deadline);
-                    Thread.sleep(5);
-                }
+                sayHello(r, node, ch);
             }
         }
     }
@@ -169,16 +175,7 @@ class ShmNodeTest {
             assertTrue(node.isOpen());
             // still serving: a well-behaved client is accepted and named by its HELLO
             try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
-                ch.connect(UnixDomainSocketAddress.of(r.nodeSocket(node.id())));
-                NodeId fake = new NodeId(ProcessHandle.current().parent().orElseThrow().pid(), 0);
-                ByteBuffer f = ByteBuffer.allocate(ShmFrame.LENGTH);
-                ShmFrame.put(f, ShmFrame.HELLO, (int) fake.pid(), fake.start());
-                ch.write(f.flip());
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-                while (!node.peers().contains(fake)) {
-                    assertTrue(System.nanoTime() < deadline);
-                    Thread.sleep(5);
-                }
+                NodeId fake = sayHello(r, node, ch);
                 Thread.sleep(600); // past the timeout: a connection that said HELLO stays
                 assertTrue(node.peers().contains(fake), "an identified connection is not timed out");
             }
