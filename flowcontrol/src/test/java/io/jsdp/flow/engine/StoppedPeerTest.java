@@ -29,22 +29,16 @@ class StoppedPeerTest {
     private static final int SIZE = 64;
     private static final long STOP_MS = Long.getLong("stoppedPeer.stopMs", 3_000);
 
-    private SoftDevice device;
     private SdpStack stack;
 
     @BeforeEach
     void open() throws Exception {
-        device = SoftDevice.open(ResourceTracker.Level.ALL, SoftDevice.Fabric.HOST);
-        stack = SdpStack.open(device);
+        stack = SdpStack.openOwning(SoftDevice.open(ResourceTracker.Level.ALL, SoftDevice.Fabric.HOST));
     }
 
     @AfterEach
     void close() {
-        try {
-            stack.close();
-        } finally {
-            device.close();
-        }
+        stack.close(); // and its device
     }
 
     private SdpConnection connect(ChildJvm child) throws Exception {
