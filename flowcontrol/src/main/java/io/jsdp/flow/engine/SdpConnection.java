@@ -1577,7 +1577,7 @@ public final class SdpConnection {
         java.nio.channels.Selector sel = directSelector;
         // held: from here the peer rings nobody else, so this thread arms and looks before it sleeps
         wc.arm(sendsToo);
-        if (progressLocked() != 0 || eventPending) {
+        if (progressLocked() != 0 || eventPending || released) {
             wc.disarm();
             wc.drain();
             wc.release(me);
@@ -2068,7 +2068,10 @@ public final class SdpConnection {
             }
             for (int i = 0; i < n; i++) {
                 if (released) {
-                    return total; // an earlier completion of the batch ended the connection: its memory is gone
+                    // an earlier completion of the batch ended the connection (its memory is gone): it counts,
+                    // so that a look before a wait sees that something happened and does not sleep on a
+                    // connection whose wake channel went with its queue pair
+                    return total + i;
                 }
                 try {
                     handleCompletionLocked(wcs[i]);
