@@ -102,6 +102,14 @@ public interface SdpMXBean {
     String getSpinning();
 
     /**
+     * The caps on SDP connections ({@code jsdp.limit.connections}, {@code jsdp.limit.handshakes}), what is
+     * held of them, and the connects and requests that met a cap (those went over TCP).
+     *
+     * @return one line, e.g. {@code "connections 3/16384, in set-up 0/256; connects over the limits 0, requests refused 0"}
+     */
+    String getLimits();
+
+    /**
      * What jsdp's agent did with Netty's native transports (epoll, io_uring, kqueue, and those shaded into
      * grpc-netty-shaded), which would bypass the provider: forced to NIO ({@code jsdp.agent.netty.forceNio}),
      * or left alone and why.

@@ -163,6 +163,7 @@ public final class DiagnosticsTool {
         out.println("tcp: fallbacks " + map((TabularData) m.getAttribute(name, "Fallbacks")) + "; bytes sent "
             + m.getAttribute(name, "TcpBytesSent") + " received " + m.getAttribute(name, "TcpBytesReceived"));
         out.println("spin: " + m.getAttribute(name, "Spinning"));
+        out.println("limits: " + m.getAttribute(name, "Limits"));
         out.println("netty native transports: " + m.getAttribute(name, "NettyNativeTransports"));
         List<String[]> rows = new ArrayList<>();
         rows.add(new String[] {"ID", "KIND", "TRANSPORT", "STATE", "LOCAL", "PEER", "FC", "CREDITS", "SENT", "RECEIVED",

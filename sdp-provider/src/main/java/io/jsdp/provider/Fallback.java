@@ -28,6 +28,16 @@ enum Fallback {
      * rendezvous file system, /dev/shm), its memory keys.
      */
     NO_RESOURCES("resources", Fallback.NO_RESOURCES_OPENING),
+    /**
+     * This JVM's SDP stack is at one of its limits ({@code jsdp.limit.connections},
+     * {@code jsdp.limit.handshakes}): the connect went to TCP without allocating anything for SDP.
+     */
+    LIMIT("limit", io.jsdp.flow.engine.ConnectionLimits.REACHED_OPENING),
+    /**
+     * The peer's SDP listener refused the connection for now: its backlog was full, its stack at a limit,
+     * or without resources (a bare reject without a reason counts as {@link #NO_LISTENER}).
+     */
+    PEER_BUSY("peer-busy", Fallback.PEER_BUSY_OPENING),
     /** A TCP client reached a jsdp listener (the accepting side). */
     PEER_TCP("peer-tcp", "the peer connected over TCP"),
     /** Anything else. */
@@ -35,6 +45,8 @@ enum Fallback {
 
     /** How the reason of {@link #NO_RESOURCES} opens. */
     static final String NO_RESOURCES_OPENING = "no SDP resources";
+    /** How the reason of {@link #PEER_BUSY} opens. */
+    static final String PEER_BUSY_OPENING = "SDP peer busy";
     /** How the reason of {@link #LISTEN_FAILED} opens. */
     static final String LISTEN_FAILED_OPENING = "SDP listen failed";
 

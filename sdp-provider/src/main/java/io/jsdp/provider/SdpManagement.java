@@ -186,6 +186,12 @@ final class SdpManagement implements SdpMXBean {
     }
 
     @Override
+    public String getLimits() {
+        SdpStack s = SdpRuntime.stackIfOpen();
+        return s == null ? "no stack" : s.limits().describe();
+    }
+
+    @Override
     public String getNettyNativeTransports() {
         String s = Agent.nettyNativeTransports();
         return s != null ? s : "left alone (jsdp's agent did not install the provider in this JVM)";
@@ -219,6 +225,7 @@ final class SdpManagement implements SdpMXBean {
         b.append("tcp fallbacks: ").append(SocketRegistry.fallbacks()).append(" bytesSent=").append(SocketRegistry.tcpSent())
             .append(" bytesReceived=").append(SocketRegistry.tcpReceived()).append('\n');
         b.append("spin: ").append(new SdpManagement().getSpinning()).append('\n');
+        b.append("limits: ").append(new SdpManagement().getLimits()).append('\n');
         b.append("netty native transports: ").append(new SdpManagement().getNettyNativeTransports()).append('\n');
         List<SdpSocketInfo> sockets = SocketRegistry.describeAll();
         b.append("--- sockets (").append(sockets.size()).append(")\n");

@@ -5,6 +5,7 @@ import io.jsdp.ZeroCopyCompletion;
 import io.jsdp.flow.engine.Failure;
 import io.jsdp.flow.engine.SdpConnection;
 import io.jsdp.flow.FlowControlScheme;
+import io.jsdp.flow.engine.SdpLimitException;
 import io.jsdp.flow.engine.SdpOptions;
 import io.jsdp.flow.engine.SdpStack;
 import io.jsdp.ras.TraceLevel;
@@ -276,6 +277,8 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                     throw new java.net.ConnectException("jsdp: " + e.getMessage());
                 }
                 return startTcp(target, noResources);
+            } catch (SdpLimitException e) {
+                return startTcp(target, e.getMessage());
             }
             stateLock.lock();
             try {
@@ -317,7 +320,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             if (!isOpen() || f == null) {
                 return false;
             }
-            reason = fallbackReason(f);
+            reason = fallbackReason(c);
             if (reason == null) {
                 throw Exceptions.forConnect(f);
             }
@@ -341,6 +344,8 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
                 throw new java.net.ConnectException("jsdp: " + e.getMessage());
             }
             return startTcp(target, noResources);
+        } catch (SdpLimitException e) {
+            return startTcp(target, e.getMessage());
         }
         stateLock.lock();
         try {
@@ -499,7 +504,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         if ((c.readyOps() & SdpConnection.OP_CONNECT) == 0) {
             return 0;
         }
-        if (c.state() == SdpConnection.State.FAILED && fallbackReason(c.failure()) != null && !isBlocking()) {
+        if (c.state() == SdpConnection.State.FAILED && fallbackReason(c) != null && !isBlocking()) {
             // Netty and Jetty take OP_CONNECT to mean finishConnect() is true (or throws): so the fallback
             // starts here, and OP_CONNECT comes from the TCP connect
             fallBackInSelection(c);
@@ -533,9 +538,16 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         return e.errno() == Errno.ENOMEM ? Fallback.NO_RESOURCES_OPENING + ": " + e.getMessage() : null;
     }
 
-    private String fallbackReason(Failure f) {
+    private String fallbackReason(SdpConnection c) {
+        Failure f = c.failure();
+        if (f == null) {
+            return null;
+        }
+        String detail = c.failureDetail(); // "PEER_BUSY: the SDP listener at … refused: …"
+        detail = detail == null ? "" : detail.substring(detail.indexOf(": ") + 2);
         return switch (f) {
             case CONNECTION_REFUSED -> "no SDP listener at " + remote;
+            case PEER_BUSY -> Fallback.PEER_BUSY_OPENING + ": " + detail;
             case UNREACHABLE -> "no RDMA route to " + remote;
             case CONNECT_TIMEOUT -> "SDP connect to " + remote + " timed out";
             default -> null;
@@ -555,7 +567,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
             stateLock.unlock();
         }
         try {
-            if (startTcp(remote, fallbackReason(failed.failure()))) {
+            if (startTcp(remote, fallbackReason(failed))) {
                 connectReady = true;
             }
         } catch (IOException e) {
@@ -724,7 +736,7 @@ public final class SdpSocketChannel extends SocketChannel implements SdpSelectab
         } finally {
             stateLock.unlock();
         }
-        String reason = fallbackReason(f);
+        String reason = fallbackReason(c);
         if (reason == null) {
             throw Exceptions.forConnect(f);
         }

@@ -7,6 +7,11 @@ package io.jsdp.flow.engine;
 public enum Failure {
     /** No SDP listener at the destination (TCP: RST to the SYN). */
     CONNECTION_REFUSED("Connection refused"),
+    /**
+     * An SDP listener is there but refused the connection for now ({@link RejectReason}: its backlog is
+     * full, it is at a limit, it has no resources); the provider connects over TCP instead.
+     */
+    PEER_BUSY("Connection refused"),
     /** The destination could not be resolved or reached. */
     UNREACHABLE("No route to host"),
     /** The connection manager or the Hello exchange did not finish in time. */

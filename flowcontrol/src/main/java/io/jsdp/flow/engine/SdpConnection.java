@@ -265,6 +265,10 @@ public final class SdpConnection {
     private String failureDetail;
     private QueuePair qp;
     private boolean released;
+    /** Holds an admission of the stack's {@link ConnectionLimits}, given back at release; guarded by lock. */
+    private boolean admitted;
+    /** Holds a set-up slot of the stack's {@link ConnectionLimits}, given back when the handshake ends; guarded by lock. */
+    private boolean settingUp;
     private boolean cqClosed;
     private SdpListener owner;
     /** The owning listener must hear that the handshake ended (well or not); told after unlock. */
@@ -556,8 +560,15 @@ public final class SdpConnection {
                         .connectTimeoutMs(options.connectTimeoutMs()));
                 }
                 case ESTABLISHED -> onEstablishedLocked();
-                case REJECTED -> failLocked(Failure.CONNECTION_REFUSED, "rejected by " + remote + " (status "
-                    + e.status() + ")", false, false);
+                case REJECTED -> {
+                    RejectReason why = RejectReason.of(e.privateData());
+                    if (why != null) {
+                        failLocked(Failure.PEER_BUSY, "the SDP listener at " + remote + " refused: " + why.text(), false, false);
+                    } else {
+                        failLocked(Failure.CONNECTION_REFUSED, "rejected by " + remote + " (status " + e.status() + ")",
+                            false, false);
+                    }
+                }
                 case UNREACHABLE -> failLocked(Failure.CONNECT_TIMEOUT, "no answer from " + remote, false, false);
                 case ADDR_ERROR, ROUTE_ERROR, CONNECT_ERROR -> failLocked(Failure.UNREACHABLE, e.type() + " for "
                     + remote + " (status " + e.status() + ")", false, false);
@@ -3394,6 +3405,11 @@ public final class SdpConnection {
         }
         rnrRetriesLocked(); // the last read: the queue pair goes below
         released = true;
+        endSetUpLocked();
+        if (admitted) {
+            admitted = false;
+            stack.limits().released();
+        }
         if (stalled) {
             stallEndsLocked(true);
         }
@@ -3635,7 +3651,39 @@ public final class SdpConnection {
             TRACE.record(TraceLevel.RARE, "conn.state", connectionId, state.ordinal(), to.ordinal());
         }
         state = to;
+        if (to != State.CONNECTING && to != State.HANDSHAKE) {
+            endSetUpLocked();
+        }
         signalAllLocked();
+    }
+
+    /**
+     * Takes over the admission and the set-up slot the stack took for this connection from its
+     * {@link ConnectionLimits} (before anything could end it): the set-up slot goes back when the
+     * handshake ends, the admission when the connection releases its resources.
+     */
+    void holdAdmission() {
+        lock.lock();
+        try {
+            admitted = true;
+            settingUp = true;
+            if (released || state != State.CONNECTING && state != State.HANDSHAKE) {
+                endSetUpLocked();
+            }
+            if (released) {
+                admitted = false;
+                stack.limits().released();
+            }
+        } finally {
+            unlock();
+        }
+    }
+
+    private void endSetUpLocked() {
+        if (settingUp) {
+            settingUp = false;
+            stack.limits().handshakeEnded();
+        }
     }
 
     private void traceRare(String event) {

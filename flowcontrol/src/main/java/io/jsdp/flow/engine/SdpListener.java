@@ -55,21 +55,38 @@ public final class SdpListener implements AutoCloseable, SdpStack.CmHandler {
         CmId request = e.id();
         lock.lock();
         try {
-            if (closed || established.size() + handshaking.size() >= backlog) {
-                rejectQuietly(request);
+            if (closed) {
+                rejectQuietly(request, null);
+                return;
+            }
+            if (established.size() + handshaking.size() >= backlog) {
+                refuse(request, RejectReason.BACKLOG);
                 return;
             }
         } finally {
             lock.unlock();
         }
+        ConnectionLimits limits = stack.limits();
+        ConnectionLimits.Cap cap = limits.admit();
+        if (cap != null) {
+            refuse(request, RejectReason.of(cap));
+            return;
+        }
         SdpConnection c;
         try {
             c = new SdpConnection(stack, request, false, options);
         } catch (VerbsException | RuntimeException ex) {
+            limits.handshakeEnded();
+            limits.released();
             TRACE.record(TraceLevel.ERROR, "listener.connectionFailed", ex);
-            rejectQuietly(request);
+            boolean noMemory = ex instanceof VerbsException v && v.errno() == io.jsdp.verbs.Errno.ENOMEM;
+            if (noMemory) {
+                limits.requestRefused();
+            }
+            rejectQuietly(request, noMemory ? RejectReason.RESOURCES : null);
             return;
         }
+        c.holdAdmission();
         lock.lock();
         try {
             handshaking.add(c);
@@ -79,9 +96,18 @@ public final class SdpListener implements AutoCloseable, SdpStack.CmHandler {
         c.startAccept(this);
     }
 
-    private static void rejectQuietly(CmId request) {
+    /** Rejects a request this listener cannot take now, saying why, and counts it. */
+    private void refuse(CmId request, RejectReason why) {
+        stack.limits().requestRefused();
+        if (TRACE.on(TraceLevel.RARE)) {
+            TRACE.record(TraceLevel.RARE, "listener.refused", why.ordinal());
+        }
+        rejectQuietly(request, why);
+    }
+
+    private static void rejectQuietly(CmId request, RejectReason why) {
         try {
-            request.reject(null);
+            request.reject(why == null ? null : why.privateData());
         } catch (VerbsException ex) {
             // the request is gone already
         }

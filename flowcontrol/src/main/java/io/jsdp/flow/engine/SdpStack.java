@@ -60,6 +60,7 @@ public final class SdpStack implements AutoCloseable {
     private final ConcurrentHashMap<CompletionQueue, SdpConnection> byCq = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<CmId, CmHandler> byId = new ConcurrentHashMap<>();
     private final StackStatistics statistics = new StackStatistics();
+    private final ConnectionLimits limits;
     /** Zero copy for connections created from now on (module {@code zcopy}); null: buffer copy only. */
     private volatile LargeTransfers.Factory largeTransfers;
     private volatile boolean closed;
@@ -71,6 +72,7 @@ public final class SdpStack implements AutoCloseable {
 
     private SdpStack(RdmaDevice device, boolean ownsDevice) throws VerbsException {
         ExitDrain.configuredMs(); // a bad jsdp.exitDrainMs fails here, before anything is allocated
+        this.limits = new ConnectionLimits(); // and so does a bad jsdp.limit.*
         this.device = device;
         this.ownsDevice = ownsDevice;
         this.pd = device.allocateProtectionDomain();
@@ -126,8 +128,9 @@ public final class SdpStack implements AutoCloseable {
      * @param options the connection's settings (copied)
      * @return the connecting connection
      * @throws VerbsException when the device cannot give the connection's resources
+     * @throws SdpLimitException when the stack is at one of its {@link #limits()}: nothing was allocated
      */
-    public SdpConnection connect(InetSocketAddress remote, SdpOptions options) throws VerbsException {
+    public SdpConnection connect(InetSocketAddress remote, SdpOptions options) throws VerbsException, SdpLimitException {
         return connect(remote, options, null);
     }
 
@@ -140,18 +143,31 @@ public final class SdpStack implements AutoCloseable {
      * @param source the local address and port (wildcard address: routing's; port 0: the device's), or null
      * @return the connecting connection
      * @throws VerbsException when the device cannot give the connection's resources
+     * @throws SdpLimitException when the stack is at one of its {@link #limits()}: nothing was allocated
      */
     public SdpConnection connect(InetSocketAddress remote, SdpOptions options, InetSocketAddress source)
-        throws VerbsException {
+        throws VerbsException, SdpLimitException {
         ensureOpen();
-        CmId id = device.createId(cmChannel);
+        ConnectionLimits.Cap cap = limits.admit();
+        if (cap != null) {
+            limits.connectLimited();
+            throw new SdpLimitException(ConnectionLimits.REACHED_OPENING + ": " + limits.reached(cap));
+        }
         SdpConnection c;
         try {
-            c = new SdpConnection(this, id, true, options.copy());
+            CmId id = device.createId(cmChannel);
+            try {
+                c = new SdpConnection(this, id, true, options.copy());
+            } catch (VerbsException | RuntimeException e) {
+                id.close();
+                throw e;
+            }
         } catch (VerbsException | RuntimeException e) {
-            id.close();
+            limits.handshakeEnded();
+            limits.released();
             throw e;
         }
+        c.holdAdmission();
         c.startConnect(remote, source);
         return c;
     }
@@ -204,6 +220,15 @@ public final class SdpStack implements AutoCloseable {
             }
         }
         return out;
+    }
+
+    /**
+     * The caps on this stack's connections ({@code jsdp.limit.*}), what is held of them and what was refused.
+     *
+     * @return the limits (settable)
+     */
+    public ConnectionLimits limits() {
+        return limits;
     }
 
     /**

@@ -114,6 +114,8 @@ class StatToolIT {
                     + "io.netty.transport.noNative=true io.grpc.netty.shaded.io.netty.transport.noNative=true\n"), out);
                 assertTrue(out.contains("; rnr retries 0;"), "SoftRdma counts them; credit-based flow control makes none: " + out);
                 assertTrue(out.contains("\nspin: adaptive, "), "the spinning mode and what decided it: " + out);
+                assertTrue(out.contains("\nlimits: connections 2/16384, in set-up 0/256; connects over the limits 0, requests refused 0\n"),
+                    "the caps, the application's two SDP ends held: " + out);
                 List<Map<String, String>> rows = rows(out);
                 // the application's: a listener, two SDP ends, a TCP fallback; the JMX agent the tool started
                 // listens through jsdp too (the agent installed the socket factories), so its listener and the
