@@ -3,6 +3,7 @@ package io.jsdp.ras;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -16,6 +17,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@link #MAX_FILES_PROP} files, each cut at {@link #MAX_RECORD_BYTES_PROP} bytes, and at most
  * {@link #MAX_TOTAL_BYTES_PROP} bytes in all, so a storm of failures cannot fill a disk. Capture never
  * throws: a failure to write is counted and traced, never raised into the failing code path.
+ *
+ * <p>Capture does no I/O: the code that sees a failure usually holds its connection's lock, and a slow
+ * disk or a blocked log must not hold that connection (nor its peer's progress) up. The record is kept
+ * in memory and its event put into the flight recorder at once; its log line and its file are written
+ * by one daemon thread ({@code jsdp-ffdc}), in capture order. At most {@link #QUEUE} records wait for
+ * it; more are kept in memory only and counted with {@link #filesSkipped()}. At a normal exit the
+ * thread gets up to a second to finish ({@link #awaitWritten}).
  */
 public final class Ffdc {
     /** System property: directory FFDC records are written to; empty keeps them in memory only. */
@@ -50,6 +58,22 @@ public final class Ffdc {
         parseMaxFiles(System.getProperty(MAX_FILES_PROP)),
         (int) parseBytes(MAX_RECORD_BYTES_PROP, MAX_RECORD_BYTES_DEFAULT, 1024, Integer.MAX_VALUE),
         parseBytes(MAX_TOTAL_BYTES_PROP, MAX_TOTAL_BYTES_DEFAULT, 0, Long.MAX_VALUE));
+
+    /** The most records waiting for the writer thread. */
+    static final int QUEUE = 256;
+    private static final LinkedBlockingQueue<Pending> PENDING = new LinkedBlockingQueue<>(QUEUE);
+    private static final AtomicLong QUEUED = new AtomicLong();
+    private static final AtomicLong DONE = new AtomicLong();
+    private static final AtomicLong DROPPED = new AtomicLong();
+    private static final Object WRITER_LOCK = new Object();
+    /** Guarded by WRITER_LOCK. */
+    private static Thread writer;
+    /** Tests: run by the writer before each record (to hold it up). */
+    static volatile Runnable beforeWrite;
+
+    /** A record and the level of its log line, waiting for the writer. */
+    private record Pending(FfdcRecord record, int level) {
+    }
 
     private Ffdc() {
     }
@@ -130,14 +154,85 @@ public final class Ffdc {
             }
             RECENT.addLast(record);
         }
-        TRACE.message(level, "ffdc." + component, "FFDC " + record.id() + " " + kind + ": " + summary);
-        write(record);
+        TRACE.ringOnly(level, "ffdc." + component);
+        if (PENDING.offer(new Pending(record, level))) {
+            QUEUED.incrementAndGet();
+            ensureWriter();
+        } else {
+            DROPPED.incrementAndGet(); // the writer is far behind: the record stays in memory only
+        }
         return record;
     }
 
-    private static void write(FfdcRecord record) {
-        if (FILES.write(record) == FfdcFiles.FAILED) {
-            WRITE_FAILURES.incrementAndGet();
+    private static void ensureWriter() {
+        synchronized (WRITER_LOCK) {
+            if (writer != null) {
+                return;
+            }
+            Thread t = new Thread(Ffdc::writeLoop, "jsdp-ffdc");
+            t.setDaemon(true);
+            writer = t;
+            t.start();
+            try {
+                Runtime.getRuntime().addShutdownHook(new Thread(() -> awaitWritten(1_000), "jsdp-ffdc-exit"));
+            } catch (IllegalStateException exiting) {
+                // the JVM is already exiting: what the writer finishes before it ends is written
+            }
+        }
+    }
+
+    private static void writeLoop() {
+        for (;;) {
+            Pending p;
+            try {
+                p = PENDING.take();
+            } catch (InterruptedException e) {
+                continue; // nobody interrupts this thread on purpose; it serves until the JVM ends
+            }
+            try {
+                Runnable hook = beforeWrite;
+                if (hook != null) {
+                    hook.run();
+                }
+                FfdcRecord r = p.record();
+                TRACE.emit(p.level(), "FFDC " + r.id() + " " + r.kind() + ": " + r.summary());
+                if (FILES.write(r) == FfdcFiles.FAILED) {
+                    WRITE_FAILURES.incrementAndGet();
+                }
+            } catch (RuntimeException | Error e) {
+                WRITE_FAILURES.incrementAndGet(); // a broken log must not end the writer
+            } finally {
+                synchronized (DONE) {
+                    DONE.incrementAndGet();
+                    DONE.notifyAll();
+                }
+            }
+        }
+    }
+
+    /**
+     * Waits until every record captured so far has had its log line and file written (or its write failed).
+     *
+     * @param timeoutMs the longest wait
+     * @return true when nothing is left to write
+     */
+    public static boolean awaitWritten(long timeoutMs) {
+        long target = QUEUED.get();
+        long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+        synchronized (DONE) {
+            while (DONE.get() < target) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                try {
+                    DONE.wait(Math.max(1, left / 1_000_000L));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return false;
+                }
+            }
+            return true;
         }
     }
 
@@ -172,12 +267,13 @@ public final class Ffdc {
 
     /**
      * Records not written to files because a cap ({@link #MAX_FILES_PROP}, {@link #MAX_TOTAL_BYTES_PROP})
-     * was reached; they are still in memory.
+     * was reached, or because {@link #QUEUE} records were already waiting for the writer; they are still
+     * in memory.
      *
      * @return the count
      */
     public static long filesSkipped() {
-        return FILES.skipped();
+        return FILES.skipped() + DROPPED.get();
     }
 
     /**

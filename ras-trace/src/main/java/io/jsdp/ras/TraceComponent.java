@@ -252,6 +252,23 @@ public final class TraceComponent {
     }
 
     /**
+     * The first half of {@link #message}: puts the record into the ring, logs nothing ({@link #emit} does,
+     * later, on a thread that may block on the log's I/O).
+     */
+    void ringOnly(int level, String event) {
+        if (COMPILED_IN && level >= TraceLevel.ERROR && level <= FlightRecorder.RING_LEVEL) {
+            ring.append(name, level, event, 1, 0, 0, 0, 0, null);
+        }
+    }
+
+    /** The second half of {@link #message}: logs {@code text} when the level is on, puts nothing in the ring. */
+    void emit(int level, String text) {
+        if (COMPILED_IN && level >= TraceLevel.ERROR && level <= this.level && sink.isEnabled(level)) {
+            sink.emit(level, text, null);
+        }
+    }
+
+    /**
      * Puts one record into the ring (by its event and {@code d1}) and logs {@code message}
      * instead of the formatted event; for records whose log text is longer than data words,
      * such as the leak report.
