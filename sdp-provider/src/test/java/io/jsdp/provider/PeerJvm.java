@@ -31,8 +31,17 @@ final class PeerJvm implements AutoCloseable {
 
     /** A peer whose JVM gets {@code jvmArgs} too (system properties, say). */
     PeerJvm(String kind, List<String> jvmArgs) throws IOException, InterruptedException {
+        this(kind, jvmArgs, List.of());
+    }
+
+    /**
+     * A peer whose JVM gets {@code jvmArgs} and is started through {@code launcher} (a command that runs
+     * the rest of its command line, such as {@code unshare}); the launcher must end the JVM when it is killed.
+     */
+    PeerJvm(String kind, List<String> jvmArgs, List<String> launcher) throws IOException, InterruptedException {
         this.kind = kind;
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        List<String> cmd = new ArrayList<>(launcher);
+        cmd.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
             "-XX:+UseSerialGC", "-Xmx128m"));
         cmd.addAll(jvmArgs);
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), ConformancePeer.class.getName(), kind));

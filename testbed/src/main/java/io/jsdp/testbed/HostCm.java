@@ -147,7 +147,7 @@ final class HostCm implements PeerListener {
         if (owner == null || owner.equals(node.id())) {
             return owner;
         }
-        return owner.isAlive() ? owner : null;
+        return node.rendezvous().isAlive(owner) ? owner : null;
     }
 
     // ------------------------------------------------------------------ ids

@@ -43,7 +43,12 @@ import java.util.concurrent.locks.ReentrantLock;
  *       content is the owner's token;</li>
  *   <li>{@code addr-<netns>-<pid>-<start>}: the addresses of the process's network namespace, one a
  *       line ({@link #publishAddresses});</li>
- *   <li>{@code tmp-<pid>-<start>-<n>}: a listener entry being written (renamed into place whole).</li>
+ *   <li>{@code tmp-<pid>-<start>-<n>}: a listener entry or life file being written (renamed into place
+ *       whole);</li>
+ *   <li>{@code live-<pid>-<start>}: the process's life file, which its node holds an fcntl lock on for as
+ *       long as it is open ({@link #holdLife}): the process lives while the lock is held
+ *       ({@link #isAlive}), in whatever PID namespace it runs, and the kernel drops the lock when the
+ *       process dies.</li>
  * </ul>
  * Names only their owner creates (sockets, segments, temporaries) are deleted by whoever finds the
  * owner dead; a dead process never comes back with the same token, so those deletions cannot race a
@@ -245,7 +250,7 @@ public final class Rendezvous {
                     continue;
                 }
                 NodeId owner = NodeId.parse(parts[2]);
-                if (ns != NETNS && owner != null && owner.isAlive() && lists(p, a)) {
+                if (ns != NETNS && owner != null && isAlive(owner) && lists(p, a)) {
                     return ns;
                 }
             }
@@ -379,7 +384,7 @@ public final class Rendezvous {
             if (owner.equals(holder)) {
                 return true;
             }
-            if (holder != null && holder.isAlive()) {
+            if (holder != null && isAlive(holder)) {
                 return false;
             }
             // Readers take no lock: the entry appears with its content by one rename.
@@ -457,7 +462,7 @@ public final class Rendezvous {
                     continue;
                 }
                 if (!dead.contains(owner)) {
-                    if (owner.isAlive()) {
+                    if (isAlive(owner)) {
                         alive.add(owner);
                         continue;
                     }
@@ -481,6 +486,100 @@ public final class Rendezvous {
     }
 
     /**
+     * Takes {@code self}'s life lock: creates its life file already locked (a temporary locked, then
+     * renamed into place, so nobody finds the file unlocked while its owner lives) and returns the channel
+     * holding the lock, which the node keeps open for as long as it is open. Never open and close the life
+     * file elsewhere in this process: closing any descriptor of a file drops the process's fcntl locks on it.
+     *
+     * @param self this process
+     * @return the channel holding the lock
+     * @throws IOException when the file cannot be created or locked
+     */
+    FileChannel holdLife(NodeId self) throws IOException {
+        Path life = lifeFile(self);
+        for (int attempt = 0;; attempt++) {
+            Path tmp = dir.resolve("tmp-" + self.token() + "-" + TEMP_NUMBERS.incrementAndGet());
+            createPrivateFile(tmp);
+            FileChannel ch = FileChannel.open(tmp, StandardOpenOption.READ, StandardOpenOption.WRITE);
+            try {
+                if (ch.tryLock() == null) {
+                    throw new IOException("cannot lock " + tmp + ": another process holds it");
+                }
+                Files.move(tmp, life, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                return ch;
+            } catch (java.nio.file.NoSuchFileException reclaimed) {
+                // a process that cannot see ours (another PID namespace, an older jsdp) took the temporary
+                // for a dead process's and deleted it: make another
+                ch.close();
+                if (attempt == 3) {
+                    throw reclaimed;
+                }
+            } catch (IOException | RuntimeException e) {
+                ch.close();
+                Files.deleteIfExists(tmp);
+                throw e;
+            }
+        }
+    }
+
+    /**
+     * Gives {@code self}'s life lock up (its node closed): deletes the life file, then closes the channel,
+     * which drops the lock.
+     *
+     * @param self this process
+     * @param lock the channel {@link #holdLife} returned
+     */
+    void dropLife(NodeId self, FileChannel lock) {
+        try {
+            Files.deleteIfExists(lifeFile(self));
+        } catch (IOException e) {
+            TRACE.record(TraceLevel.RARE, "shm.closeFailed", e);
+        }
+        try {
+            lock.close();
+        } catch (IOException e) {
+            TRACE.record(TraceLevel.RARE, "shm.closeFailed", e);
+        }
+    }
+
+    private Path lifeFile(NodeId owner) {
+        return dir.resolve("live-" + owner.token());
+    }
+
+    /**
+     * Whether process {@code p} lives, as far as this directory can tell: its life file is locked (by its
+     * node: {@link #holdLife}), which works across PID namespaces, where {@code /proc/<pid>} names another
+     * process or none. A process without a life file (an older jsdp, or one that has not opened its node
+     * yet) is judged by {@link NodeId#isAlive()}. This process is alive.
+     *
+     * @param p the process
+     * @return true while it lives
+     */
+    public boolean isAlive(NodeId p) {
+        if (p.equals(NodeId.current())) {
+            return true; // never open our own life file: closing it would drop our lock
+        }
+        FileChannel ch;
+        try {
+            ch = FileChannel.open(lifeFile(p), StandardOpenOption.READ, StandardOpenOption.WRITE);
+        } catch (IOException | RuntimeException noLifeFile) {
+            return p.isAlive();
+        }
+        try (ch) {
+            FileLock l = ch.tryLock();
+            if (l == null) {
+                return true; // its owner holds it
+            }
+            l.release();
+            return false; // nobody holds it: the owner died (the kernel dropped its lock) or closed its node
+        } catch (java.nio.channels.OverlappingFileLockException checkedHereMeanwhile) {
+            return true; // another thread of this JVM holds it for a moment: decide next time
+        } catch (IOException | RuntimeException e) {
+            return p.isAlive();
+        }
+    }
+
+    /**
      * The owner named by a rendezvous file.
      *
      * @param p a file of the directory
@@ -496,6 +595,9 @@ public final class Rendezvous {
         }
         if (name.startsWith("tmp-")) {
             return numberedOwner(name.substring(4));
+        }
+        if (name.startsWith("live-")) {
+            return NodeId.parse(name.substring(5));
         }
         if (name.startsWith("addr-")) {
             String[] parts = name.split("-", 3);

@@ -7,6 +7,7 @@ import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.CancelledKeyException;
 import java.nio.channels.ClosedChannelException;
+import java.nio.channels.FileChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
@@ -99,6 +100,8 @@ public final class ShmNode implements AutoCloseable {
     private final NodeId id;
     private final Path socketPath;
     private final ServerSocketChannel server;
+    /** Holds this process's life lock on the directory ({@link Rendezvous#holdLife}) while the node is open. */
+    private final FileChannel lifeLock;
     private final Selector selector;
     private final Thread thread;
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -156,6 +159,9 @@ public final class ShmNode implements AutoCloseable {
             throw new IOException("control socket " + socketPath + " already exists; another node of this process is open"
                 + " there, or it is left from before a reboot: delete it");
         }
+        // alive for everyone before anything of ours appears: files whose owner holds no life lock are
+        // judged by /proc, which a process in another PID namespace cannot use
+        FileChannel lifeLock = rendezvous.holdLife(id);
         ServerSocketChannel ssc = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         Selector sel = null;
         try {
@@ -170,8 +176,10 @@ public final class ShmNode implements AutoCloseable {
                 sel.close();
             }
             Files.deleteIfExists(socketPath);
+            rendezvous.dropLife(id, lifeLock);
             throw e;
         }
+        this.lifeLock = lifeLock;
         this.server = ssc;
         this.selector = sel;
         this.thread = new Thread(this::run, "jsdp-shm-node-" + id.token());
@@ -1163,7 +1171,7 @@ public final class ShmNode implements AutoCloseable {
     private void sweep() {
         dropSilent();
         for (NodeId p : List.copyOf(peers.keySet())) {
-            if (!p.isAlive()) {
+            if (!rendezvous.isAlive(p)) {
                 for (int i = connections.size() - 1; i >= 0; i--) {
                     Connection c = connections.get(i);
                     if (p.equals(c.peer)) {
@@ -1211,6 +1219,7 @@ public final class ShmNode implements AutoCloseable {
             s.delete();
         }
         ownSegments.clear();
+        rendezvous.dropLife(id, lifeLock); // the last of our files: dead for everyone from here
         // Waiters parked here return CLOSED instead of waiting out their safety net.
         for (Doorbell d : doorbells) {
             if (d != null) {

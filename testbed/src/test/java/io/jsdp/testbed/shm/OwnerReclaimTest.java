@@ -42,7 +42,7 @@ class OwnerReclaimTest {
             String[] ready = child.awaitLine("READY", 30, TimeUnit.SECONDS).split(" ");
             NodeId childId = NodeId.parse(ready[1]);
             assertEquals(child.pid(), childId.pid());
-            Set<String> childFiles = Set.of("node-" + childId.token() + ".sock", ready[2],
+            Set<String> childFiles = Set.of("node-" + childId.token() + ".sock", "live-" + childId.token(), ready[2],
                 r.listenerEntry(7001).getFileName().toString());
             Set<String> before = names(r.directory());
             assertTrue(before.containsAll(childFiles), before.toString());
