@@ -30,6 +30,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *       ends in {@code ADDR_ERROR} at its timeout.</li>
  *   <li>{@link #loseCmEvents(CmEventType, int)} / {@link #cmEventDelayNs(long)}: the next events of a
  *       type delivered to this device's channels are lost, or every event is delayed.</li>
+ *   <li>{@link #memoryFault(int)}: the next service of a queue pair connected across processes throws
+ *       {@code InternalError} on the servicing thread, as an access to a shared segment truncated under it
+ *       does (SIGBUS, which the JVM reports so).</li>
  * </ul>
  */
 public final class SoftFaults {
@@ -46,7 +49,27 @@ public final class SoftFaults {
     /** Events still to lose, per type; guarded by itself. */
     private final Map<CmEventType, Integer> eventsToLose = new EnumMap<>(CmEventType.class);
 
+    private final java.util.concurrent.atomic.AtomicInteger memoryFaultQp = new java.util.concurrent.atomic.AtomicInteger(-1);
+
     SoftFaults() {
+    }
+
+    /**
+     * Makes the next service of queue pair {@code qpNumber} (connected to a device of the host fabric)
+     * throw {@code InternalError}, once, on whichever thread services it then (the application's poll,
+     * the device's progress thread): what a memory access to a truncated shared segment raises.
+     *
+     * @param qpNumber the queue pair's number
+     * @return this
+     */
+    public SoftFaults memoryFault(int qpNumber) {
+        memoryFaultQp.set(qpNumber);
+        return this;
+    }
+
+    /** Whether the service of {@code qpNumber} must fault now (takes the fault). */
+    boolean takeMemoryFault(int qpNumber) {
+        return memoryFaultQp.get() == qpNumber && memoryFaultQp.compareAndSet(qpNumber, -1);
     }
 
     /**

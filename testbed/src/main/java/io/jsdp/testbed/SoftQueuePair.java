@@ -1363,8 +1363,10 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
     private void withdrawAllLocked(XpLink l) {
         if (!l.closed) {
             l.closed = true;
-            l.tx.close();
-            l.wakeResponder();
+            tellPeer(() -> {
+                l.tx.close();
+                l.wakeResponder();
+            });
         }
     }
 
@@ -1563,6 +1565,9 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         if (l == null) {
             return 0;
         }
+        if (device.faults().takeMemoryFault(qpNumber)) {
+            throw new InternalError("a fault occurred in a recent unsafe memory access operation (injected: SoftFaults.memoryFault)");
+        }
         boolean did = false;
         boolean contended = false;
         boolean arriving = false;
@@ -1701,7 +1706,7 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         XpLink l = link;
         if (l != null) {
             link = null;
-            l.rx.responderSilent(true);
+            tellPeer(() -> l.rx.responderSilent(true));
             l.direct.close();
             sendCq.removeXp(this);
             recvCq.removeXp(this);
@@ -1716,6 +1721,19 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         }
     }
 
+    /**
+     * A word for the peer in shared memory at an end (ERROR, RESET, destroy), best effort: a segment
+     * truncated under the link faults, which the JVM reports as {@code InternalError}; the peer then
+     * learns of the end from the connection manager or this process's death instead.
+     */
+    private static void tellPeer(Runnable words) {
+        try {
+            words.run();
+        } catch (InternalError | RuntimeException e) {
+            TRACE.record(TraceLevel.ERROR, "qp.teardownFault", e);
+        }
+    }
+
     // ------------------------------------------------------------------ observability
 
     private void transition(QpState to, String why) {
@@ -1723,8 +1741,10 @@ final class SoftQueuePair extends QpFields implements QueuePair, SoftDevice.Soft
         state = to;
         XpLink l = link;
         if (l != null && (to == QpState.ERROR || to == QpState.RESET)) {
-            l.rx.responderSilent(true); // a requester across processes stops getting answers
-            l.wakeRequester();
+            tellPeer(() -> {
+                l.rx.responderSilent(true); // a requester across processes stops getting answers
+                l.wakeRequester();
+            });
         }
         int level = to == QpState.ERROR ? TraceLevel.RARE : TraceLevel.ENTRY_EXIT;
         if (TRACE.on(level)) {

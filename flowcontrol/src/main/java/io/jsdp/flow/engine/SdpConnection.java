@@ -579,6 +579,8 @@ public final class SdpConnection {
             }
         } catch (VerbsException ex) {
             failLocked(active ? Failure.UNREACHABLE : Failure.DEVICE_ERROR, e.type() + ": " + ex.getMessage(), false, true);
+        } catch (InternalError fault) {
+            memoryFaultLocked(fault);
         } finally {
             stackContext = false;
             unlockAndNotify();
@@ -644,53 +646,60 @@ public final class SdpConnection {
     public int read(ByteBuffer dst, int flags) {
         lock.lock();
         try {
-            if (appClosed) {
-                return CLOSED;
-            }
-            if (state == State.FAILED) {
-                return FAILED;
-            }
-            if (inputShut) {
-                if (large != null && !released && large.sinkBufferOut() && withdrawSinkLocked(dst) == FAILED) {
-                    return FAILED; // the peer may write the buffer until it answers the cancel
-                }
-                return EOF;
-            }
-            progressLocked();
-            if (state == State.FAILED) {
-                return FAILED;
-            }
-            // bytes the peer RDMA-wrote into an advertised buffer come before anything queued since
-            int n = large == null ? 0 : large.takeWritten(dst);
-            if (n == 0) {
-                n = copyOutLocked(dst);
-            }
-            if (n == 0 && state == State.FAILED) {
-                return FAILED; // a broken structure marker found before the read
-            }
-            if (n > 0) {
-                transmitLocked();
-                maybeReleaseLocked();
-                return n;
-            }
-            if (state == State.FAILED) {
-                return FAILED; // failed while a zero-copy read waited
-            }
-            if (!hasUnreadLocked() && (disconnReceived || state == State.FINISHED)) {
-                maybeReleaseLocked();
-                return resetAfterUnread ? FAILED : EOF;
-            }
-            if ((flags & HOLDS_BUFFER) != 0 && large != null && state == State.ESTABLISHED && !hasUnreadLocked()
-                && dst.hasRemaining()) {
-                large.advertiseSink(dst); // SinkAvail: the peer may write the next bytes straight into dst
-                if (large.hasPendingOutput()) {
-                    armLocked();
-                }
-            }
-            return 0;
+            return readLocked(dst, flags);
+        } catch (InternalError e) {
+            memoryFaultLocked(e);
+            return FAILED;
         } finally {
             unlockAndNotify();
         }
+    }
+
+    private int readLocked(ByteBuffer dst, int flags) {
+        if (appClosed) {
+            return CLOSED;
+        }
+        if (state == State.FAILED) {
+            return FAILED;
+        }
+        if (inputShut) {
+            if (large != null && !released && large.sinkBufferOut() && withdrawSinkLocked(dst) == FAILED) {
+                return FAILED; // the peer may write the buffer until it answers the cancel
+            }
+            return EOF;
+        }
+        progressLocked();
+        if (state == State.FAILED) {
+            return FAILED;
+        }
+        // bytes the peer RDMA-wrote into an advertised buffer come before anything queued since
+        int n = large == null ? 0 : large.takeWritten(dst);
+        if (n == 0) {
+            n = copyOutLocked(dst);
+        }
+        if (n == 0 && state == State.FAILED) {
+            return FAILED; // a broken structure marker found before the read
+        }
+        if (n > 0) {
+            transmitLocked();
+            maybeReleaseLocked();
+            return n;
+        }
+        if (state == State.FAILED) {
+            return FAILED; // failed while a zero-copy read waited
+        }
+        if (!hasUnreadLocked() && (disconnReceived || state == State.FINISHED)) {
+            maybeReleaseLocked();
+            return resetAfterUnread ? FAILED : EOF;
+        }
+        if ((flags & HOLDS_BUFFER) != 0 && large != null && state == State.ESTABLISHED && !hasUnreadLocked()
+            && dst.hasRemaining()) {
+            large.advertiseSink(dst); // SinkAvail: the peer may write the next bytes straight into dst
+            if (large.hasPendingOutput()) {
+                armLocked();
+            }
+        }
+        return 0;
     }
 
     /**
@@ -959,67 +968,74 @@ public final class SdpConnection {
     public int write(ByteBuffer src, int flags) {
         lock.lock();
         try {
-            if (appClosed) {
-                return CLOSED;
-            }
-            if (state == State.FAILED || peerGone) {
-                return FAILED;
-            }
-            if (outputShut) {
-                return OUTPUT_SHUT;
-            }
-            if (state != State.ESTABLISHED) {
-                return 0;
-            }
-            progressLocked();
-            if (state == State.FAILED) {
-                return FAILED;
-            }
-            int total = ring != null ? copyIntoSendRingLocked(src) : 0;
-            if (large != null && (large.hasUnsettled() || (flags & HOLDS_BUFFER) != 0 && src.isDirect()
-                && (options.zcopyThreshold() > 0 && src.remaining() >= options.zcopyThreshold() || large.peerBufferAdvertised()))) {
-                if (openBytes > 0) {
-                    closeOpenSlotLocked(); // what was written before goes first
-                }
-                int r = large.write(src);
-                if (r < 0) {
-                    return FAILED;
-                }
-                total = r;
-                transmitLocked();
-                if (large.holdsOutput()) {
-                    armLocked();
-                    return state == State.FAILED && total == 0 ? FAILED : total;
-                }
-            }
-            // Without coalescing a write waits while an earlier message waits for credits (seed 001 §4.1.4:
-            // send returns once its data is on the network), then takes as many slots as are free.
-            boolean earlierWaits = earlierMessageWaitsLocked();
-            while (ring == null && src.hasRemaining() && !earlierWaits) {
-                if (openBytes == 0 && slotOpen - slotCompleted == sendCount) {
-                    break; // every slot is in use
-                }
-                int slot = (int) (slotOpen % sendCount);
-                int n = Math.min(src.remaining(), goal - openBytes);
-                mem.put(sendBase + slot * bufferBytes + Bsdh.LENGTH + openBytes, src, src.position(), n);
-                src.position(src.position() + n);
-                openBytes += n;
-                total += n;
-                if (openBytes == goal || messagePerWrite && !src.hasRemaining()) {
-                    closeOpenSlotLocked(); // without coalescing no later write joins this message
-                }
-            }
-            transmitLocked();
-            if (total == 0 && state == State.ESTABLISHED && !fc.canSend(FlowControl.DATA, posted, lastRecvMseq)) {
-                stallBeginsLocked(); // a credit stall: not a full send queue the device is still draining
-            }
-            if (hasPendingOutputLocked()) {
-                armLocked();
-            }
-            return state == State.FAILED && total == 0 ? FAILED : total;
+            return writeLocked(src, flags);
+        } catch (InternalError e) {
+            memoryFaultLocked(e);
+            return FAILED;
         } finally {
             unlockAndNotify();
         }
+    }
+
+    private int writeLocked(ByteBuffer src, int flags) {
+        if (appClosed) {
+            return CLOSED;
+        }
+        if (state == State.FAILED || peerGone) {
+            return FAILED;
+        }
+        if (outputShut) {
+            return OUTPUT_SHUT;
+        }
+        if (state != State.ESTABLISHED) {
+            return 0;
+        }
+        progressLocked();
+        if (state == State.FAILED) {
+            return FAILED;
+        }
+        int total = ring != null ? copyIntoSendRingLocked(src) : 0;
+        if (large != null && (large.hasUnsettled() || (flags & HOLDS_BUFFER) != 0 && src.isDirect()
+            && (options.zcopyThreshold() > 0 && src.remaining() >= options.zcopyThreshold() || large.peerBufferAdvertised()))) {
+            if (openBytes > 0) {
+                closeOpenSlotLocked(); // what was written before goes first
+            }
+            int r = large.write(src);
+            if (r < 0) {
+                return FAILED;
+            }
+            total = r;
+            transmitLocked();
+            if (large.holdsOutput()) {
+                armLocked();
+                return state == State.FAILED && total == 0 ? FAILED : total;
+            }
+        }
+        // Without coalescing a write waits while an earlier message waits for credits (seed 001 §4.1.4:
+        // send returns once its data is on the network), then takes as many slots as are free.
+        boolean earlierWaits = earlierMessageWaitsLocked();
+        while (ring == null && src.hasRemaining() && !earlierWaits) {
+            if (openBytes == 0 && slotOpen - slotCompleted == sendCount) {
+                break; // every slot is in use
+            }
+            int slot = (int) (slotOpen % sendCount);
+            int n = Math.min(src.remaining(), goal - openBytes);
+            mem.put(sendBase + slot * bufferBytes + Bsdh.LENGTH + openBytes, src, src.position(), n);
+            src.position(src.position() + n);
+            openBytes += n;
+            total += n;
+            if (openBytes == goal || messagePerWrite && !src.hasRemaining()) {
+                closeOpenSlotLocked(); // without coalescing no later write joins this message
+            }
+        }
+        transmitLocked();
+        if (total == 0 && state == State.ESTABLISHED && !fc.canSend(FlowControl.DATA, posted, lastRecvMseq)) {
+            stallBeginsLocked(); // a credit stall: not a full send queue the device is still draining
+        }
+        if (hasPendingOutputLocked()) {
+            armLocked();
+        }
+        return state == State.FAILED && total == 0 ? FAILED : total;
     }
 
     /** A write took nothing for want of credits: a stall begins, unless one is under way (one per wait, not per retry). */
@@ -1265,6 +1281,8 @@ public final class SdpConnection {
                     maybeReleaseLocked();
                 }
             }
+        } catch (InternalError e) {
+            memoryFaultLocked(e);
         } finally {
             unlockAndNotify();
         }
@@ -1502,6 +1520,9 @@ public final class SdpConnection {
                         changed.awaitNanos(left);
                     }
                 }
+            } catch (InternalError e) {
+                memoryFaultLocked(e);
+                return readyOpsLocked() & ops;
             } finally {
                 waiters--;
             }
@@ -2056,11 +2077,35 @@ public final class SdpConnection {
         if (released) {
             return 0;
         }
-        int n = drainLocked();
-        if (state == State.ESTABLISHED) {
-            transmitLocked();
+        try {
+            int n = drainLocked();
+            if (state == State.ESTABLISHED) {
+                transmitLocked();
+            }
+            return n;
+        } catch (InternalError e) {
+            memoryFaultLocked(e);
+            return 1; // the connection changed: it failed
         }
-        return n;
+    }
+
+    /**
+     * A memory access of this connection faulted: a shared segment it uses (its buffers, a wire, the peer's
+     * memory) was truncated under it, whose lost pages raise SIGBUS, which the JVM reports as
+     * {@code InternalError} in the accessing thread, soon after the access. The connection fails
+     * ({@link Failure#DEVICE_ERROR}, FFDC {@code connection.MEMORY_FAULT}); nothing more is posted on it,
+     * since its memory may fault again, and the peer hears of it through the connection manager.
+     */
+    private void memoryFaultLocked(InternalError e) {
+        TRACE.record(TraceLevel.ERROR, "conn.memoryFault", e);
+        String detail = "memory fault, a shared segment of the connection truncated? (" + e.getMessage() + ")";
+        try {
+            failLocked(Failure.DEVICE_ERROR, detail, false, true, "connection.MEMORY_FAULT");
+        } catch (InternalError again) {
+            // the snapshot or the release touched the lost pages too: fail without them
+            TRACE.record(TraceLevel.ERROR, "conn.memoryFault", again);
+            failLocked(Failure.DEVICE_ERROR, detail, false, false);
+        }
     }
 
     private int drainLocked() {
@@ -3565,16 +3610,20 @@ public final class SdpConnection {
             "protocol." + v.name());
     }
 
-    void internalError(RuntimeException e) {
+    void internalError(Throwable e) {
         lock.lock();
         try {
-            internalErrorLocked(e);
+            if (e instanceof InternalError fault) {
+                memoryFaultLocked(fault);
+            } else {
+                internalErrorLocked(e);
+            }
         } finally {
             unlockAndNotify();
         }
     }
 
-    private void internalErrorLocked(RuntimeException e) {
+    private void internalErrorLocked(Throwable e) {
         TRACE.record(TraceLevel.ERROR, "conn.internalError", e);
         failLocked(Failure.DEVICE_ERROR, "internal error: " + e, true, true, "internal." + e.getClass().getSimpleName());
     }
@@ -3769,6 +3818,16 @@ public final class SdpConnection {
         lock.lock();
         try {
             return failure == null ? null : failure + ": " + failureDetail;
+        } finally {
+            unlock();
+        }
+    }
+
+    /** The queue pair's number, or -1 before it exists (tests). */
+    int queuePairNumber() {
+        lock.lock();
+        try {
+            return qp == null ? -1 : qp.qpNumber();
         } finally {
             unlock();
         }

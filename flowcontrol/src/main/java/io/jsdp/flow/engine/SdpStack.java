@@ -272,7 +272,7 @@ public final class SdpStack implements AutoCloseable {
             return timer.schedule(() -> {
                 try {
                     task.run();
-                } catch (RuntimeException e) {
+                } catch (RuntimeException | InternalError e) { // InternalError: a memory fault (truncated segment)
                     TRACE.record(TraceLevel.ERROR, "timer.taskFailed", e);
                 }
             }, delayNs, TimeUnit.NANOSECONDS);
@@ -295,7 +295,7 @@ public final class SdpStack implements AutoCloseable {
             if (c != null && !c.onCompletionEventWithoutWaiting()) {
                 return false;
             }
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | InternalError e) {
             TRACE.record(TraceLevel.ERROR, "progress.connectionFailed", e);
             c.internalError(e);
         }
@@ -332,7 +332,7 @@ public final class SdpStack implements AutoCloseable {
             if (c != null) {
                 try {
                     c.onCompletionEvent();
-                } catch (RuntimeException e) {
+                } catch (RuntimeException | InternalError e) {
                     // never let one connection stop the others' progress
                     TRACE.record(TraceLevel.ERROR, "progress.connectionFailed", e);
                     c.internalError(e);
@@ -377,7 +377,7 @@ public final class SdpStack implements AutoCloseable {
             }
             try {
                 h.onCmEvent(e);
-            } catch (RuntimeException ex) {
+            } catch (RuntimeException | InternalError ex) {
                 TRACE.record(TraceLevel.ERROR, "cm.handlerFailed", ex);
             }
         }
